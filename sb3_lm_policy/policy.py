@@ -1,0 +1,217 @@
+"""An SB3 actor-critic policy whose actor is a Hugging Face language model."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import torch
+from gymnasium import spaces
+from stable_baselines3.common.distributions import CategoricalDistribution
+from stable_baselines3.common.policies import ActorCriticPolicy
+from stable_baselines3.common.type_aliases import PyTorchObs, Schedule
+from torch import nn
+from transformers import PretrainedConfig
+
+from sb3_lm_policy.modeling import config_to_dict, load_language_model
+from textenvs.core.spaces import CONTEXT_IDS, CONTEXT_MASK, INPUT_IDS, INPUT_MASK, PROMPT_IDS, PROMPT_MASK
+
+CAUSAL_KEYS = (INPUT_IDS, INPUT_MASK)
+SEQ2SEQ_KEYS = (PROMPT_IDS, PROMPT_MASK, CONTEXT_IDS, CONTEXT_MASK)
+
+
+class LMActorCriticPolicy(ActorCriticPolicy):
+    """Actor-critic policy for token-level text environments, usable with unmodified SB3 PPO and A2C.
+
+    The actor is a causal or seq2seq language model (chosen from its config): the action
+    distribution is the model's next-token distribution. The critic is a linear value head on the
+    model's last hidden state at the same position, so the trunk is shared and no second model is
+    held. Pretrained weights are kept (no orthogonal re-initialisation) and dropout is always off,
+    so the PPO ratio is exactly 1 before the first update.
+
+    Observations follow :mod:`textenvs.core.spaces`: causal models read ``input_encoded_pt`` /
+    ``input_attention_mask_pt``; seq2seq models encode ``prompt_or_input_*`` and decode
+    ``context_*``.
+
+    :param model_name_or_path: an embedded name (``"smollm2-135m-instruct"``), a hub name or a local path.
+    :param model_config: instead of a name, a transformers config (or a dict with ``model_type``)
+        for a randomly initialised model.
+    :param lora: ``peft.LoraConfig`` arguments as a plain dict; then only the adapters and the value
+        head train.
+    :param dtype: ``"float32"``, ``"bfloat16"`` or ``"float16"`` for the language model.
+    """
+
+    def __init__(
+        self,
+        observation_space: spaces.Space,
+        action_space: spaces.Space,
+        lr_schedule: Schedule,
+        model_name_or_path: str | None = None,
+        model_config: Mapping[str, Any] | PretrainedConfig | None = None,
+        lora: Mapping[str, Any] | None = None,
+        dtype: str = "float32",
+        use_sde: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        if use_sde:
+            raise ValueError("use_sde=True is for continuous actions; LMActorCriticPolicy acts on token ids")
+        if not isinstance(action_space, spaces.Discrete):
+            raise ValueError(f"LMActorCriticPolicy needs a Discrete token action space, got {action_space}")
+        if not isinstance(observation_space, spaces.Dict):
+            raise ValueError(
+                f"LMActorCriticPolicy needs a Dict observation of token ids (see textenvs.core.spaces), "
+                f"got {observation_space}"
+            )
+        # set before super().__init__, which calls _build
+        self.model_name_or_path = model_name_or_path
+        self.model_config = config_to_dict(model_config) if model_config is not None else None
+        self.lora = dict(lora) if lora is not None else None
+        self.dtype = dtype
+        kwargs["ortho_init"] = False
+        super().__init__(observation_space, action_space, lr_schedule, **kwargs)
+
+    # ------------------------------------------------------------------ construction
+    def _build(self, lr_schedule: Schedule) -> None:
+        self.lm = load_language_model(self.model_name_or_path, self.model_config, self.dtype, self.lora)
+        self.is_encoder_decoder = bool(self.lm.config.is_encoder_decoder)
+        self._check_spaces()
+        hidden_size = self.lm.config.get_text_config().hidden_size
+        self.value_head = nn.Linear(hidden_size, 1)
+        nn.init.normal_(self.value_head.weight, std=hidden_size**-0.5)
+        nn.init.zeros_(self.value_head.bias)
+        self.lm.eval()
+        trainable = [parameter for parameter in self.parameters() if parameter.requires_grad]
+        self.optimizer = self.optimizer_class(trainable, lr=lr_schedule(1), **self.optimizer_kwargs)
+
+    def _check_spaces(self) -> None:
+        needed = SEQ2SEQ_KEYS if self.is_encoder_decoder else CAUSAL_KEYS
+        missing = [key for key in needed if key not in self.observation_space.spaces]
+        if missing:
+            raise ValueError(
+                f"the observation space lacks {missing}, which a "
+                f"{'seq2seq' if self.is_encoder_decoder else 'causal'} LM policy reads "
+                f"(keys present: {sorted(self.observation_space.spaces)})"
+            )
+        width = self.lm.get_output_embeddings().out_features
+        if self.action_space.n != width:
+            raise ValueError(
+                f"vocabulary mismatch: the env's action space has {self.action_space.n} token ids but the "
+                f"model {self._model_label()} predicts {width}. Give the env the model's tokenizer (or "
+                f"vocab_size={width})."
+            )
+        for key in needed:
+            space = self.observation_space.spaces[key]
+            if key.endswith("encoded_pt") and space.high.max() >= width:
+                raise ValueError(
+                    f"observation {key!r} holds ids up to {int(space.high.max())}, beyond the model's {width}"
+                )
+
+    def _model_label(self) -> str:
+        if self.model_name_or_path is not None:
+            return repr(self.model_name_or_path)
+        return f"built from a {self.model_config['model_type']} config"
+
+    def _get_constructor_parameters(self) -> dict[str, Any]:
+        data = super()._get_constructor_parameters()
+        data.update(
+            model_name_or_path=self.model_name_or_path,
+            model_config=self.model_config,
+            lora=self.lora,
+            dtype=self.dtype,
+        )
+        return data
+
+    def train(self, mode: bool = True) -> LMActorCriticPolicy:
+        """Switch SB3's training flag while keeping the LM's dropout off."""
+        super().train(mode)
+        self.lm.eval()
+        return self
+
+    # ------------------------------------------------------------------ actor and critic
+    def logits_and_values(self, obs: PyTorchObs) -> tuple[torch.Tensor, torch.Tensor]:
+        """Next-token logits ``[B, V]`` (float32) and values ``[B, 1]`` for a batch of observations."""
+        if self.is_encoder_decoder:
+            logits, hidden = self._seq2seq_step(obs)
+        else:
+            logits, hidden = self._causal_step(obs)
+        return logits.float(), self.value_head(hidden.float())
+
+    def _causal_step(self, obs: PyTorchObs) -> tuple[torch.Tensor, torch.Tensor]:
+        ids, mask = obs[INPUT_IDS].long(), obs[INPUT_MASK].long()
+        # inputs are left-padded: drop the columns that are padding in every row
+        first = int(mask.any(dim=0).long().argmax())
+        ids, mask = ids[:, first:], mask[:, first:]
+        position_ids = (mask.cumsum(-1) - 1).clamp(min=0)
+        out = self.lm(
+            input_ids=ids,
+            attention_mask=mask,
+            position_ids=position_ids,
+            output_hidden_states=True,
+            logits_to_keep=1,
+            use_cache=False,
+        )
+        return out.logits[:, -1], out.hidden_states[-1][:, -1]
+
+    def _seq2seq_step(self, obs: PyTorchObs) -> tuple[torch.Tensor, torch.Tensor]:
+        enc_ids, enc_mask = obs[PROMPT_IDS].long(), obs[PROMPT_MASK].long()
+        first = int(enc_mask.any(dim=0).long().argmax())
+        enc_ids, enc_mask = enc_ids[:, first:], enc_mask[:, first:]
+        context, context_mask = obs[CONTEXT_IDS].long(), obs[CONTEXT_MASK].long()
+        generated = context_mask.sum(-1)  # the decision is at decoder position `generated`
+        width = int(generated.max())
+        start = torch.full_like(context[:, :1], self.lm.config.decoder_start_token_id)
+        decoder_ids = torch.cat([start, context[:, :width]], dim=1)
+        decoder_mask = torch.cat([torch.ones_like(start), context_mask[:, :width]], dim=1)
+        out = self.lm(
+            input_ids=enc_ids,
+            attention_mask=enc_mask,
+            decoder_input_ids=decoder_ids,
+            decoder_attention_mask=decoder_mask,
+            output_hidden_states=True,
+            use_cache=False,
+        )
+        rows = torch.arange(len(generated), device=generated.device)
+        return out.logits[rows, generated], out.decoder_hidden_states[-1][rows, generated]
+
+    def _distribution(self, logits: torch.Tensor) -> CategoricalDistribution:
+        return self.action_dist.proba_distribution(action_logits=logits)
+
+    def forward(self, obs: PyTorchObs, deterministic: bool = False) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        logits, values = self.logits_and_values(obs)
+        distribution = self._distribution(logits)
+        actions = distribution.get_actions(deterministic=deterministic)
+        return actions, values, distribution.log_prob(actions)
+
+    def evaluate_actions(
+        self, obs: PyTorchObs, actions: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        logits, values = self.logits_and_values(obs)
+        distribution = self._distribution(logits)
+        return values, distribution.log_prob(actions.long().flatten()), distribution.entropy()
+
+    def get_distribution(self, obs: PyTorchObs) -> CategoricalDistribution:
+        return self._distribution(self.logits_and_values(obs)[0])
+
+    def predict_values(self, obs: PyTorchObs) -> torch.Tensor:
+        return self.logits_and_values(obs)[1]
+
+    def _predict(self, observation: PyTorchObs, deterministic: bool = False) -> torch.Tensor:
+        return self.get_distribution(observation).get_actions(deterministic=deterministic)
+
+    # ------------------------------------------------------------------ export
+    def save_pretrained(self, directory: str | Path) -> None:
+        """Write the LM (or its LoRA adapters) in Hugging Face format, plus ``value_head.safetensors``."""
+        from safetensors.torch import save_file
+
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        self.lm.save_pretrained(directory)
+        save_file(
+            {k: v.detach().cpu().contiguous() for k, v in self.value_head.state_dict().items()},
+            directory / "value_head.safetensors",
+        )
+        (directory / "sb3_lm_policy.json").write_text(
+            json.dumps({"lora": self.lora is not None, "hidden_size": self.value_head.in_features}, indent=2)
+        )

@@ -1,0 +1,1 @@
+"""Pieces shared by every environment family: spaces, tokenization, datapools, rewards, embedded models."""
