@@ -49,7 +49,7 @@ class TextGenerationEnv(gym.Env[dict[str, np.ndarray], int]):
         score after each token (the per-step rewards add up to the final score).
     :param vocab_size: size of the action space; defaults to the model's logit width when
         ``tokenizer`` names a model, else to ``len(tokenizer)``.
-    :param render_mode: ``"ansi"`` (``render()`` returns the text) or ``"human"`` (prints it).
+    :param render_mode: ``"ansi"`` (``render()`` returns the text) or ``"human"`` (prints it each step).
     """
 
     metadata = {"render_modes": ["ansi", "human"]}
@@ -82,16 +82,16 @@ class TextGenerationEnv(gym.Env[dict[str, np.ndarray], int]):
         self.reward_function = make_reward(reward)
         if reward_mode not in REWARD_MODES:
             raise ValueError(f"reward_mode must be one of {REWARD_MODES}, got {reward_mode!r}")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
         self.max_prompt_length = _positive(
-            "max_prompt_length", max_prompt_length or (spec.max_prompt_length if spec else 64)
+            "max_prompt_length", _default(max_prompt_length, spec.max_prompt_length if spec else 64)
         )
         self.max_episode_length = _positive(
-            "max_episode_length", max_episode_length or (spec.max_episode_length if spec else 32)
+            "max_episode_length", _default(max_episode_length, spec.max_episode_length if spec else 32)
         )
         self.tokenizer = load_tokenizer(tokenizer)
-        self.vocab_size = _positive("vocab_size", vocab_size or vocabulary_size(tokenizer, self.tokenizer))
+        self.vocab_size = _positive(
+            "vocab_size", vocab_size if vocab_size is not None else vocabulary_size(tokenizer, self.tokenizer)
+        )
         self.eos_token_id = self.tokenizer.eos_token_id if eos_token_id is None else int(eos_token_id)
         if terminate_on_eos and self.eos_token_id is None:
             raise ValueError("terminate_on_eos needs an eos_token_id (the tokenizer has none)")
@@ -150,6 +150,12 @@ class TextGenerationEnv(gym.Env[dict[str, np.ndarray], int]):
         return self._observation(), float(reward), terminated, False, info
 
     def render(self) -> str | None:
+        # other modes are accepted at construction (SB3's make_vec_env asks for "rgb_array", and
+        # gymnasium warns about it) but there is no picture of a text to return
+        if self.render_mode not in self.metadata["render_modes"]:
+            raise ValueError(
+                f"render_mode must be one of {self.metadata['render_modes']} to render, got {self.render_mode!r}"
+            )
         if self._sample is None:
             text = "(no episode yet: call reset())"
         else:
@@ -217,3 +223,7 @@ def _positive(name: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
         raise ValueError(f"{name} must be a positive integer, got {value!r}")
     return int(value)
+
+
+def _default(value: Any, default: Any) -> Any:
+    return default if value is None else value

@@ -1,0 +1,5 @@
+import sys
+
+from sb3_lm_policy.cli import main
+
+sys.exit(main())

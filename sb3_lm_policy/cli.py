@@ -1,0 +1,205 @@
+"""``sb3-lm train`` and ``sb3-lm eval``: train an LM policy with SB3 and evaluate a run folder.
+
+A run folder holds ``config.yaml``, ``model.zip`` (written atomically), ``eval.json`` (before and
+after training), ``reward_curve.png``, the Monitor logs and the TensorBoard logs under ``tb/``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+import textenvs  # noqa: F401  (registers the environments)
+from sb3_lm_policy.config import TrainConfig, builtin_configs, read_config_file
+
+MODEL_FILE = "model.zip"
+
+
+def _algorithm_class(name: str):
+    from stable_baselines3 import A2C, PPO
+
+    return {"ppo": PPO, "a2c": A2C}[name]
+
+
+def make_vec_env_for(config: TrainConfig, evaluation: bool = False, monitor_dir: str | None = None):
+    from stable_baselines3.common.env_util import make_vec_env
+
+    return make_vec_env(
+        config.env_id,
+        n_envs=config.n_envs,
+        seed=config.eval_seed if evaluation else config.seed,
+        env_kwargs=config.make_env_kwargs(evaluation),
+        monitor_dir=monitor_dir,
+    )
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write a file so that readers see the old or the new content, never half of it."""
+    temporary = path.with_name(f".{path.name}.tmp")
+    temporary.write_text(text, encoding="utf-8")
+    os.replace(temporary, path)
+
+
+def save_model_atomic(model: Any, path: Path) -> None:
+    temporary = path.with_name(f".{path.stem}.tmp.zip")
+    model.save(temporary)
+    os.replace(temporary, path)
+
+
+def plot_reward_curve(monitor_dir: Path, output: Path, title: str) -> None:
+    """Episode rewards against timesteps, with a rolling mean, from the Monitor logs."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from stable_baselines3.common.results_plotter import X_TIMESTEPS, load_results, ts2xy
+
+    steps, rewards = ts2xy(load_results(str(monitor_dir)), X_TIMESTEPS)
+    figure, axes = plt.subplots(figsize=(7, 4))
+    axes.plot(steps, rewards, ".", alpha=0.3, label="episode reward")
+    window = max(1, len(rewards) // 20)
+    if len(rewards) >= window:
+        import numpy as np
+
+        rolling = np.convolve(rewards, np.ones(window) / window, mode="valid")
+        axes.plot(steps[window - 1 :], rolling, label=f"rolling mean ({window} episodes)")
+    axes.set_xlabel("timesteps")
+    axes.set_ylabel("episode reward")
+    axes.set_title(title)
+    axes.legend()
+    figure.tight_layout()
+    figure.savefig(output, dpi=100)
+    plt.close(figure)
+
+
+def train(config: TrainConfig) -> dict[str, Any]:
+    from sb3_lm_policy.callbacks import RewardComponentsCallback
+    from sb3_lm_policy.evaluation import evaluate_text_policy
+    from sb3_lm_policy.policy import LMActorCriticPolicy
+
+    run_dir = Path(config.output_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    write_atomic(run_dir / "config.yaml", yaml.safe_dump(config.to_dict(), sort_keys=False))
+    monitor_dir = run_dir / "monitor"
+    env = make_vec_env_for(config, monitor_dir=str(monitor_dir))
+    eval_env = make_vec_env_for(config, evaluation=True)
+    algorithm = _algorithm_class(config.algo)
+    model = algorithm(
+        LMActorCriticPolicy,
+        env,
+        policy_kwargs=config.policy_kwargs_with_model(),
+        seed=config.seed,
+        device=config.device,
+        tensorboard_log=str(run_dir / "tb"),
+        verbose=0,
+        **config.algo_kwargs,
+    )
+    started = time.time()
+    results: dict[str, Any] = {}
+    if config.eval_episodes:
+        results["before"] = evaluate_text_policy(
+            model, eval_env, config.eval_episodes, config.eval_deterministic, config.eval_seed
+        )
+        print(f"before training: mean reward {results['before']['mean_reward']:.4f}", flush=True)
+    model.learn(config.total_timesteps, callback=RewardComponentsCallback(), progress_bar=config.progress_bar)
+    save_model_atomic(model, run_dir / MODEL_FILE)
+    if config.eval_episodes:
+        results["after"] = evaluate_text_policy(
+            model, eval_env, config.eval_episodes, config.eval_deterministic, config.eval_seed
+        )
+        print(f"after training:  mean reward {results['after']['mean_reward']:.4f}", flush=True)
+    results["timesteps"] = config.total_timesteps
+    results["wall_time_s"] = round(time.time() - started, 1)
+    write_atomic(run_dir / "eval.json", json.dumps(results, indent=2))
+    plot_reward_curve(monitor_dir, run_dir / "reward_curve.png", f"{config.algo.upper()} on {config.env_id}")
+    env.close()
+    eval_env.close()
+    print(f"run folder: {run_dir}", flush=True)
+    return results
+
+
+def evaluate_run(run_dir: Path, episodes: int | None = None, deterministic: bool | None = None) -> dict[str, Any]:
+    """Reload a run folder's model and evaluate it on its evaluation env."""
+    from sb3_lm_policy.evaluation import evaluate_text_policy
+
+    run_dir = Path(run_dir)
+    for needed in ("config.yaml", MODEL_FILE):
+        if not (run_dir / needed).is_file():
+            raise FileNotFoundError(f"{run_dir} is not a run folder: {needed} is missing")
+    config = TrainConfig.from_dict(read_config_file(str(run_dir / "config.yaml")), source=str(run_dir / "config.yaml"))
+    eval_env = make_vec_env_for(config, evaluation=True)
+    model = _algorithm_class(config.algo).load(run_dir / MODEL_FILE, env=eval_env, device=config.device)
+    result = evaluate_text_policy(
+        model,
+        eval_env,
+        episodes or config.eval_episodes or 16,
+        config.eval_deterministic if deterministic is None else deterministic,
+        config.eval_seed,
+    )
+    write_atomic(run_dir / "eval_reloaded.json", json.dumps(result, indent=2))
+    eval_env.close()
+    return result
+
+
+def _mapping(text: str) -> dict[str, Any]:
+    value = yaml.safe_load(text)
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError(f'expected a JSON/YAML mapping such as \'{{"task": "copy"}}\', got {text!r}')
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="sb3-lm", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    train_parser = commands.add_parser("train", help="train a language-model policy with SB3")
+    train_parser.add_argument("--config", help=f"a YAML file or a built-in config: {', '.join(builtin_configs())}")
+    flags = {
+        "--env-id": ("env_id", str),
+        "--env-kwargs": ("env_kwargs", _mapping),
+        "--eval-env-kwargs": ("eval_env_kwargs", _mapping),
+        "--model": ("model", str),
+        "--policy-kwargs": ("policy_kwargs", _mapping),
+        "--algo": ("algo", str),
+        "--algo-kwargs": ("algo_kwargs", _mapping),
+        "--timesteps": ("total_timesteps", int),
+        "--n-envs": ("n_envs", int),
+        "--seed": ("seed", int),
+        "--eval-episodes": ("eval_episodes", int),
+        "--device": ("device", str),
+        "--output-dir": ("output_dir", str),
+    }
+    for flag, (dest, kind) in flags.items():
+        train_parser.add_argument(flag, dest=dest, type=kind, default=None)
+    train_parser.add_argument("--no-progress-bar", dest="progress_bar", action="store_false", default=None)
+    eval_parser = commands.add_parser("eval", help="reload a run folder and evaluate it")
+    eval_parser.add_argument("run_dir", type=Path)
+    eval_parser.add_argument("--episodes", type=int, default=None)
+    eval_parser.add_argument("--stochastic", action="store_true", help="sample actions instead of taking the mode")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    arguments = build_parser().parse_args(argv)
+    try:
+        if arguments.command == "train":
+            data = read_config_file(arguments.config) if arguments.config else {}
+            overrides = {
+                key: value
+                for key, value in vars(arguments).items()
+                if key not in ("command", "config") and value is not None
+            }
+            train(TrainConfig.from_dict({**data, **overrides}, source=arguments.config or "flags"))
+        else:
+            result = evaluate_run(arguments.run_dir, arguments.episodes, False if arguments.stochastic else None)
+            print(json.dumps({k: v for k, v in result.items() if k != "samples"}, indent=2))
+    except (ValueError, FileNotFoundError) as error:
+        print(f"sb3-lm: error: {error}", file=sys.stderr)
+        return 2
+    return 0
