@@ -13,7 +13,6 @@ import time
 
 import torch
 from stable_baselines3 import PPO
-from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.env_util import make_vec_env
 
 import textenvs  # noqa: F401
@@ -47,19 +46,20 @@ def build(model_name: str, n_envs: int, tokens: int):
 
 
 def rollout_tokens_per_second(model: PPO) -> float:
-    callback = BaseCallback()
-    callback.init_callback(model)
-    model._last_obs = model.env.reset()
+    _, callback = model._setup_learn(model.n_steps * model.n_envs)  # resets the env, as learn() does
     started = time.perf_counter()
     model.collect_rollouts(model.env, callback, model.rollout_buffer, n_rollout_steps=model.n_steps)
     return model.n_steps * model.n_envs / (time.perf_counter() - started)
 
 
 def generate_tokens_per_second(model: PPO, env, tokens: int) -> float:
-    tokenizer = env.envs[0].unwrapped.tokenizer
-    prompts = [sample.prompt for sample in list(env.envs[0].unwrapped.datapool)[: model.n_envs]]
-    tokenizer.padding_side = "left"
-    inputs = tokenizer(prompts, return_tensors="pt", padding=True)
+    text_env = env.envs[0].unwrapped
+    tokenizer = text_env.tokenizer
+    prompts = [sample.prompt for sample in list(text_env.datapool)[: model.n_envs]]
+    tokenizer.padding_side = tokenizer.truncation_side = "left"  # as the env pads and cuts prompts
+    inputs = tokenizer(
+        prompts, return_tensors="pt", padding=True, truncation=True, max_length=text_env.max_prompt_length
+    )
     lm = model.policy.lm
     with torch.no_grad():
         started = time.perf_counter()
