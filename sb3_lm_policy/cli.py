@@ -81,7 +81,7 @@ def plot_reward_curve(monitor_dir: Path, output: Path, title: str) -> None:
 
 def train(config: TrainConfig) -> dict[str, Any]:
     from sb3_lm_policy.callbacks import RewardComponentsCallback
-    from sb3_lm_policy.evaluation import evaluate_text_policy
+    from sb3_lm_policy.kl import KLPenaltyCallback
     from sb3_lm_policy.policy import LMActorCriticPolicy
 
     run_dir = Path(config.output_dir)
@@ -101,20 +101,20 @@ def train(config: TrainConfig) -> dict[str, Any]:
         verbose=0,
         **config.algo_kwargs,
     )
+    callbacks = [RewardComponentsCallback()]
+    if config.kl_coef is not None or config.reward_normalization != "none":
+        callbacks.append(
+            KLPenaltyCallback(config.kl_coef or 0.0, config.kl_target, config.kl_horizon, config.reward_normalization)
+        )
     started = time.time()
     results: dict[str, Any] = {}
     if config.eval_episodes:
-        results["before"] = evaluate_text_policy(
-            model, eval_env, config.eval_episodes, config.eval_deterministic, config.eval_seed
-        )
-        print(f"before training: mean reward {results['before']['mean_reward']:.4f}", flush=True)
-    model.learn(config.total_timesteps, callback=RewardComponentsCallback(), progress_bar=config.progress_bar)
+        model.policy.freeze_reference()  # the starting model: KL reference and perplexity judge
+        results["before"] = _evaluate_and_save(model, eval_env, config, run_dir, "before")
+    model.learn(config.total_timesteps, callback=callbacks, progress_bar=config.progress_bar)
     save_model_atomic(model, run_dir / MODEL_FILE)
     if config.eval_episodes:
-        results["after"] = evaluate_text_policy(
-            model, eval_env, config.eval_episodes, config.eval_deterministic, config.eval_seed
-        )
-        print(f"after training:  mean reward {results['after']['mean_reward']:.4f}", flush=True)
+        results["after"] = _evaluate_and_save(model, eval_env, config, run_dir, "after")
     results["timesteps"] = config.total_timesteps
     results["wall_time_s"] = round(time.time() - started, 1)
     write_atomic(run_dir / "eval.json", json.dumps(results, indent=2))
@@ -125,9 +125,24 @@ def train(config: TrainConfig) -> dict[str, Any]:
     return results
 
 
+def _evaluate_and_save(model: Any, env: Any, config: TrainConfig, run_dir: Path, name: str) -> dict[str, Any]:
+    """Evaluate, write every generation to ``samples_<name>.jsonl``, return the summary (first samples)."""
+    from sb3_lm_policy.evaluation import SAMPLES_KEPT, evaluate_text_policy
+
+    result = evaluate_text_policy(
+        model, env, config.eval_episodes, config.eval_deterministic, config.eval_seed, keep_all_samples=True
+    )
+    write_atomic(run_dir / f"samples_{name}.jsonl", "".join(json.dumps(s) + "\n" for s in result["samples"]))
+    result["samples"] = result["samples"][:SAMPLES_KEPT]
+    summary = {k: round(v, 4) for k, v in result.items() if isinstance(v, float)}
+    print(f"{name}: {summary}", flush=True)
+    return result
+
+
 def evaluate_run(run_dir: Path, episodes: int | None = None, deterministic: bool | None = None) -> dict[str, Any]:
     """Reload a run folder's model and evaluate it on its evaluation env."""
     from sb3_lm_policy.evaluation import evaluate_text_policy
+    from sb3_lm_policy.modeling import load_language_model
 
     run_dir = Path(run_dir)
     for needed in ("config.yaml", MODEL_FILE):
@@ -136,6 +151,12 @@ def evaluate_run(run_dir: Path, episodes: int | None = None, deterministic: bool
     config = TrainConfig.from_dict(read_config_file(str(run_dir / "config.yaml")), source=str(run_dir / "config.yaml"))
     eval_env = make_vec_env_for(config, evaluation=True)
     model = _algorithm_class(config.algo).load(run_dir / MODEL_FILE, env=eval_env, device=config.device)
+    kwargs = config.policy_kwargs_with_model()
+    if "model_name_or_path" in kwargs and "lora" not in kwargs:
+        # the pretrained starting model judges perplexity, as in training (a LoRA policy has it built in)
+        model.policy.freeze_reference(
+            load_language_model(kwargs["model_name_or_path"], dtype=kwargs.get("dtype", "float32"))
+        )
     result = evaluate_text_policy(
         model,
         eval_env,
@@ -174,6 +195,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--eval-episodes": ("eval_episodes", int),
         "--device": ("device", str),
         "--output-dir": ("output_dir", str),
+        "--kl-coef": ("kl_coef", float),
+        "--kl-target": ("kl_target", float),
+        "--reward-normalization": ("reward_normalization", str),
     }
     for flag, (dest, kind) in flags.items():
         train_parser.add_argument(flag, dest=dest, type=kind, default=None)

@@ -13,6 +13,7 @@ import gymnasium as gym
 import yaml
 
 ALGORITHMS = ("ppo", "a2c")
+REWARD_NORMALIZATIONS = ("none", "scale", "whiten")
 
 
 @dataclass
@@ -23,6 +24,9 @@ class TrainConfig:
     :param eval_env_kwargs: overrides of ``env_kwargs`` for evaluation (e.g. ``{split: test}``).
     :param algo_kwargs: passed to the SB3 algorithm (``n_steps``, ``learning_rate``, ...).
     :param eval_seed: seed of every evaluation, so before, after and reloaded evaluations see the same episodes.
+    :param kl_coef: turn on the per-token KL penalty to the starting model with this beta.
+    :param kl_target: make beta adaptive, aiming at this mean per-token KL.
+    :param reward_normalization: ``none``, ``scale`` or ``whiten`` the env rewards of each rollout.
     :param policy_kwargs: passed to :class:`~sb3_lm_policy.LMActorCriticPolicy` (``lora``, ``dtype``, ...).
     """
 
@@ -39,6 +43,10 @@ class TrainConfig:
     eval_episodes: int = 16
     eval_deterministic: bool = True
     eval_seed: int = 10_000
+    kl_coef: float | None = None
+    kl_target: float | None = None
+    kl_horizon: int = 10_000
+    reward_normalization: str = "none"
     device: str = "auto"
     output_dir: str = "runs/latest"
     progress_bar: bool = True
@@ -55,6 +63,12 @@ class TrainConfig:
                 raise ValueError(f"{name} must be a mapping, got {getattr(self, name)!r}")
         if self.model is None and "model_config" not in self.policy_kwargs:
             raise ValueError("give a model name or path, or policy_kwargs.model_config")
+        if self.reward_normalization not in REWARD_NORMALIZATIONS:
+            raise ValueError(
+                f"reward_normalization must be one of {REWARD_NORMALIZATIONS}, got {self.reward_normalization!r}"
+            )
+        if self.kl_target is not None and self.kl_coef is None:
+            raise ValueError("kl_target makes the KL coefficient adaptive: give its starting value as kl_coef too")
         if self.env_id not in gym.registry:
             raise ValueError(f"unknown env id {self.env_id!r}; import the package that registers it")
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import copy
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -132,19 +134,23 @@ class LMActorCriticPolicy(ActorCriticPolicy):
     # ------------------------------------------------------------------ actor and critic
     def logits_and_values(self, obs: PyTorchObs) -> tuple[torch.Tensor, torch.Tensor]:
         """Next-token logits ``[B, V]`` (float32) and values ``[B, 1]`` for a batch of observations."""
-        if self.is_encoder_decoder:
-            logits, hidden = self._seq2seq_step(obs)
-        else:
-            logits, hidden = self._causal_step(obs)
+        logits, hidden = self._next_token(self.lm, obs)
         return logits.float(), self.value_head(hidden.float())
 
-    def _causal_step(self, obs: PyTorchObs) -> tuple[torch.Tensor, torch.Tensor]:
+    def _next_token(self, lm: nn.Module, obs: PyTorchObs) -> tuple[torch.Tensor, torch.Tensor]:
+        """Logits and last hidden state at the position that predicts the next token."""
+        if self.is_encoder_decoder:
+            return self._seq2seq_step(lm, obs)
+        return self._causal_step(lm, obs)
+
+    @staticmethod
+    def _causal_step(lm: nn.Module, obs: PyTorchObs) -> tuple[torch.Tensor, torch.Tensor]:
         ids, mask = obs[INPUT_IDS].long(), obs[INPUT_MASK].long()
         # inputs are left-padded: drop the columns that are padding in every row
         first = int(mask.any(dim=0).long().argmax())
         ids, mask = ids[:, first:], mask[:, first:]
         position_ids = (mask.cumsum(-1) - 1).clamp(min=0)
-        out = self.lm(
+        out = lm(
             input_ids=ids,
             attention_mask=mask,
             position_ids=position_ids,
@@ -154,26 +160,85 @@ class LMActorCriticPolicy(ActorCriticPolicy):
         )
         return out.logits[:, -1], out.hidden_states[-1][:, -1]
 
-    def _seq2seq_step(self, obs: PyTorchObs) -> tuple[torch.Tensor, torch.Tensor]:
+    def _seq2seq_step(self, lm: nn.Module, obs: PyTorchObs) -> tuple[torch.Tensor, torch.Tensor]:
+        context_mask = obs[CONTEXT_MASK].long()
+        generated = context_mask.sum(-1)  # the decision is at decoder position `generated`
+        out = self._seq2seq_forward(lm, obs, width=int(generated.max()))
+        rows = torch.arange(len(generated), device=generated.device)
+        return out.logits[rows, generated], out.decoder_hidden_states[-1][rows, generated]
+
+    def _seq2seq_forward(self, lm: nn.Module, obs: PyTorchObs, width: int) -> Any:
+        """Encoder on the prompt, decoder on the start token and the first ``width`` generated tokens."""
         enc_ids, enc_mask = obs[PROMPT_IDS].long(), obs[PROMPT_MASK].long()
         first = int(enc_mask.any(dim=0).long().argmax())
         enc_ids, enc_mask = enc_ids[:, first:], enc_mask[:, first:]
         context, context_mask = obs[CONTEXT_IDS].long(), obs[CONTEXT_MASK].long()
-        generated = context_mask.sum(-1)  # the decision is at decoder position `generated`
-        width = int(generated.max())
         start = torch.full_like(context[:, :1], self.lm.config.decoder_start_token_id)
-        decoder_ids = torch.cat([start, context[:, :width]], dim=1)
-        decoder_mask = torch.cat([torch.ones_like(start), context_mask[:, :width]], dim=1)
-        out = self.lm(
+        return lm(
             input_ids=enc_ids,
             attention_mask=enc_mask,
-            decoder_input_ids=decoder_ids,
-            decoder_attention_mask=decoder_mask,
+            decoder_input_ids=torch.cat([start, context[:, :width]], dim=1),
+            decoder_attention_mask=torch.cat([torch.ones_like(start), context_mask[:, :width]], dim=1),
             output_hidden_states=True,
             use_cache=False,
         )
-        rows = torch.arange(len(generated), device=generated.device)
-        return out.logits[rows, generated], out.decoder_hidden_states[-1][rows, generated]
+
+    # ------------------------------------------------------------------ frozen reference (KL penalty)
+    def freeze_reference(self, reference: nn.Module | None = None) -> None:
+        """Keep the current LM (or ``reference``) as the frozen reference of :meth:`reference_logits`.
+
+        With LoRA nothing is copied: the reference is the base model with the adapters disabled.
+        Otherwise a frozen copy is held outside the module tree, so it is never trained or saved.
+        """
+        if self.lora is not None:
+            return
+        reference = copy.deepcopy(self.lm) if reference is None else reference
+        self.__dict__["_reference_lm"] = reference.to(self.device).requires_grad_(False).eval()
+
+    @property
+    def has_reference(self) -> bool:
+        return self.lora is not None or self.__dict__.get("_reference_lm") is not None
+
+    @contextlib.contextmanager
+    def reference_model(self) -> Iterator[nn.Module]:
+        """The frozen reference LM (see :meth:`freeze_reference`), inside a no-grad context."""
+        with torch.no_grad():
+            if self.lora is not None:
+                with self.lm.disable_adapter():
+                    yield self.lm
+            else:
+                reference = self.__dict__.get("_reference_lm")
+                if reference is None:
+                    raise RuntimeError("no reference model: call policy.freeze_reference() first")
+                yield reference
+
+    def reference_logits(self, obs: PyTorchObs) -> torch.Tensor:
+        """Next-token logits ``[B, V]`` of the frozen reference."""
+        with self.reference_model() as reference:
+            return self._next_token(reference, obs)[0].float()
+
+    def generated_token_log_probs(self, obs: PyTorchObs, reference: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+        """Teacher-forced log-probabilities of every generated token of ``obs`` in one forward.
+
+        :param reference: score with the frozen reference instead of the policy.
+        :return: ``(log_probs, mask)``, both ``[B, max_episode_length]`` and aligned with
+            ``context_encoded_pt``; ``mask`` marks the generated tokens.
+        """
+        context, context_mask = obs[CONTEXT_IDS].long(), obs[CONTEXT_MASK].long()
+        width = context.shape[1]
+        manager = self.reference_model() if reference else contextlib.nullcontext(self.lm)
+        with manager as lm:
+            if self.is_encoder_decoder:
+                logits = self._seq2seq_forward(lm, obs, width).logits[:, :width]
+            else:
+                ids, mask = obs[INPUT_IDS].long(), obs[INPUT_MASK].long()
+                first = int(mask.any(dim=0).long().argmax())
+                ids, mask = ids[:, first:], mask[:, first:]
+                position_ids = (mask.cumsum(-1) - 1).clamp(min=0)
+                logits = lm(input_ids=ids, attention_mask=mask, position_ids=position_ids, use_cache=False).logits
+                logits = _align_causal_logits(logits, context_mask)
+        log_probs = torch.log_softmax(logits.float(), dim=-1).gather(-1, context.unsqueeze(-1)).squeeze(-1)
+        return log_probs * context_mask, context_mask
 
     def _distribution(self, logits: torch.Tensor) -> CategoricalDistribution:
         return self.action_dist.proba_distribution(action_logits=logits)
@@ -215,3 +280,17 @@ class LMActorCriticPolicy(ActorCriticPolicy):
         (directory / "sb3_lm_policy.json").write_text(
             json.dumps({"lora": self.lora is not None, "hidden_size": self.value_head.in_features}, indent=2)
         )
+
+
+def _align_causal_logits(logits: torch.Tensor, context_mask: torch.Tensor) -> torch.Tensor:
+    """Pick, for each generated token, the causal logits that predicted it.
+
+    In ``input_encoded_pt`` the generated tokens are the last ``n`` positions of each row, so the
+    logits predicting them are at positions ``-n-1 .. -2``. Returns ``[B, max_episode_length, V]``
+    right-aligned like ``context_encoded_pt`` (rows past ``n`` hold arbitrary logits, masked later).
+    """
+    batch, width = context_mask.shape
+    generated = context_mask.sum(-1, keepdim=True)  # [B, 1]
+    offsets = torch.arange(width, device=logits.device).unsqueeze(0)  # [1, W]
+    positions = (logits.shape[1] - 1 - generated + offsets).clamp(0, logits.shape[1] - 1)
+    return logits.gather(1, positions.unsqueeze(-1).expand(batch, width, logits.shape[-1]))

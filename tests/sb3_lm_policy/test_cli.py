@@ -98,3 +98,37 @@ def test_builtin_demo_config_is_valid():
     config = TrainConfig.from_dict(read_config_file("demo"))
     assert config.make_env_kwargs(evaluation=True)["split"] == "test"
     assert config.make_env_kwargs()["tokenizer"] == "smollm2-135m-instruct"
+
+
+def test_kl_penalty_through_the_cli_logs_kl_and_reports_perplexity(tmp_path, tiny_config_file):
+    run_dir = tmp_path / "kl"
+    argv = [
+        "train",
+        "--config",
+        str(tiny_config_file),
+        "--kl-coef",
+        "0.1",
+        "--kl-target",
+        "0.05",
+        "--reward-normalization",
+        "scale",
+        "--output-dir",
+        str(run_dir),
+    ]
+    assert main(argv) == 0
+    results = json.loads((run_dir / "eval.json").read_text())
+    for stage in ("before", "after"):
+        assert results[stage]["reference_perplexity"] > 1.0
+        assert {"distinct_1", "distinct_2", "mean_length"} <= set(results[stage])
+    assert len((run_dir / "samples_after.jsonl").read_text().splitlines()) == 4
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    events = EventAccumulator(str(next((run_dir / "tb").iterdir()))).Reload()
+    assert {"rollout/kl", "rollout/kl_beta", "rollout/task_reward", "rollout/reward/chrf"} <= set(
+        events.Tags()["scalars"]
+    )
+
+
+def test_kl_target_needs_a_starting_coefficient():
+    with pytest.raises(ValueError, match="give its starting value as kl_coef"):
+        TrainConfig(kl_target=0.1)

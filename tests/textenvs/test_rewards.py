@@ -104,3 +104,20 @@ def test_bad_weight_and_non_finite_scores():
         make_reward({"bleu": "high"})
     with pytest.raises(ValueError, match="returned nan"):
         make_reward(lambda text, sample: float("nan"))("x", CAT)
+
+
+def test_semantic_similarity_with_the_packaged_minilm():
+    tea = Sample(id="t", prompt="p", references=("I would love a cup of tea.",))
+    paraphrase, unrelated = (
+        score("similarity", "Some tea would be lovely.", tea),
+        score("similarity", "The train is late.", tea),
+    )
+    assert 0.0 <= unrelated < 0.4 < 0.7 < paraphrase <= 1.0
+
+
+def test_meteor_scores_or_says_what_data_it_needs(tmp_path, monkeypatch):
+    import nltk
+
+    monkeypatch.setattr(nltk.data, "path", [str(tmp_path)])  # a machine without WordNet data
+    with pytest.raises(RuntimeError, match="needs NLTK's WordNet data"):
+        make_reward("meteor")

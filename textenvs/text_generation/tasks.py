@@ -6,6 +6,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
+from pathlib import Path
 
 from textenvs.core.datapool import DataPool, Sample
 from textenvs.core.rewards import RewardSpec
@@ -60,6 +61,22 @@ def _copy_pool(split: str) -> DataPool:
     return _seeded_split(pool, split)
 
 
+def _data_path(filename: str) -> Path:
+    return Path(str(resources.files("textenvs.text_generation").joinpath("data", filename)))
+
+
+def _dialogue_pool(split: str) -> DataPool:
+    from textenvs.text_generation.datasets import dialogue_pool
+
+    return _seeded_split(dialogue_pool(_data_path("dialogues.jsonl")), split)
+
+
+def _summarization_pool(split: str) -> DataPool:
+    from textenvs.text_generation.datasets import summarization_pool
+
+    return _seeded_split(summarization_pool(_data_path("summaries.jsonl")), split)
+
+
 def _sentiment_pool(split: str) -> DataPool:
     records = [json.loads(line) for line in _data_text("sentiment_prompts.jsonl").splitlines() if line]
     return _seeded_split(DataPool.from_records(records, source="sentiment prompt"), split)
@@ -86,5 +103,28 @@ register_task(
         reward="sentiment",
         max_prompt_length=32,
         max_episode_length=16,
+    )
+)
+register_task(
+    Task(
+        name="dialogue",
+        description="Reply to a short everyday conversation, DailyDialog-style (reward: sentence-embedding "
+        "similarity to the real reply with the packaged MiniLM; add 'meteor' or an intent 'classifier' in the "
+        "reward spec where available); 28 dialogues shipped, load DailyDialog itself with dialogue_pool().",
+        load=_dialogue_pool,
+        reward="similarity",
+        max_prompt_length=96,
+        max_episode_length=24,
+    )
+)
+register_task(
+    Task(
+        name="summarization",
+        description="Summarise a short news paragraph in one sentence (reward: ROUGE-L F against the reference); "
+        "22 paragraphs shipped, load your own with summarization_pool().",
+        load=_summarization_pool,
+        reward="rougeL",
+        max_prompt_length=96,
+        max_episode_length=24,
     )
 )
