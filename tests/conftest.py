@@ -19,8 +19,8 @@ def char_tokenizer():
     return build_char_tokenizer()
 
 
-def tiny_gpt2_config(vocab_size: int) -> dict:
-    return dict(
+def tiny_gpt2_config(vocab_size: int, **overrides) -> dict:
+    config = dict(
         model_type="gpt2",
         vocab_size=vocab_size,
         n_layer=2,
@@ -30,6 +30,7 @@ def tiny_gpt2_config(vocab_size: int) -> dict:
         bos_token_id=1,
         eos_token_id=1,
     )
+    return {**config, **overrides}
 
 
 def tiny_t5_config(vocab_size: int) -> dict:

@@ -5,22 +5,14 @@ from stable_baselines3.common.env_util import make_vec_env
 
 from sb3_lm_policy import LMActorCriticPolicy
 from sb3_lm_policy.evaluation import evaluate_text_policy
+from tests.conftest import tiny_gpt2_config
 
 
 def test_ppo_raises_the_copy_reward_of_a_tiny_gpt2_from_scratch(char_tokenizer):
     env_kwargs = dict(task="copy", tokenizer=char_tokenizer, reward_mode="step")
     env = make_vec_env("TextGeneration-v0", n_envs=8, seed=0, env_kwargs=env_kwargs)
     eval_env = make_vec_env("TextGeneration-v0", n_envs=8, seed=123, env_kwargs=env_kwargs)
-    config = dict(
-        model_type="gpt2",
-        vocab_size=len(char_tokenizer),
-        n_layer=2,
-        n_head=2,
-        n_embd=64,
-        n_positions=32,
-        bos_token_id=1,
-        eos_token_id=1,
-    )
+    config = tiny_gpt2_config(len(char_tokenizer), n_embd=64, n_positions=32)
     model = PPO(
         LMActorCriticPolicy,
         env,

@@ -193,3 +193,23 @@ def test_gsde_is_refused(char_tokenizer):
             use_sde=True,
             model_config=tiny_gpt2_config(len(char_tokenizer)),
         )
+
+
+def test_update_minibatches_reproduce_the_rollout_log_probs_and_values(char_tokenizer, tiny_model_config):
+    """PPO's ratio starts at exactly 1: scoring shuffled minibatches gives what the rollout stored."""
+    model = PPO(
+        LMActorCriticPolicy,
+        copy_env(char_tokenizer, n_envs=4),
+        n_steps=16,
+        batch_size=24,
+        policy_kwargs={"model_config": tiny_model_config},
+        seed=0,
+    )
+    _, callback = model._setup_learn(64)
+    model.collect_rollouts(model.env, callback, model.rollout_buffer, n_rollout_steps=16)
+    model.policy.set_training_mode(True)
+    for batch in model.rollout_buffer.get(batch_size=24):
+        with torch.no_grad():
+            values, log_prob, _ = model.policy.evaluate_actions(batch.observations, batch.actions)
+        torch.testing.assert_close(log_prob, batch.old_log_prob, atol=1e-5, rtol=1e-5)
+        torch.testing.assert_close(values.flatten(), batch.old_values, atol=1e-5, rtol=1e-5)
