@@ -8,10 +8,15 @@ from textenvs.text_generation import TASKS, Task, TextGenerationEnv, register_ta
 
 __version__ = "0.1.0"
 
-ENV_IDS = ("TextGeneration-v0",)
+from textenvs.textworld.games import GAMES as _TEXTWORLD_GAMES
+
+ENV_IDS = ("TextGeneration-v0", *_TEXTWORLD_GAMES)
 
 if "TextGeneration-v0" not in registry:
     register(id="TextGeneration-v0", entry_point="textenvs.text_generation.env:TextGenerationEnv")
+for _env_id in _TEXTWORLD_GAMES:
+    if _env_id not in registry:
+        register(id=_env_id, entry_point="textenvs.textworld.env:TextWorldEnv", kwargs={"game": _env_id})
 
 __all__ = [
     "ENV_IDS",

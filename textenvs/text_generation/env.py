@@ -10,17 +10,7 @@ from gymnasium import spaces
 
 from textenvs.core.datapool import DataPool, Sample
 from textenvs.core.rewards import RewardSpec, make_reward
-from textenvs.core.spaces import (
-    CONTEXT_IDS,
-    CONTEXT_MASK,
-    INPUT_IDS,
-    INPUT_MASK,
-    MASK_DTYPE,
-    PROMPT_IDS,
-    PROMPT_MASK,
-    TOKEN_DTYPE,
-    text_observation_space,
-)
+from textenvs.core.spaces import text_observation, text_observation_space
 from textenvs.core.tokenization import TokenizerLike, encode_left_padded, load_tokenizer, vocabulary_size
 from textenvs.text_generation.tasks import get_task
 
@@ -182,32 +172,9 @@ class TextGenerationEnv(gym.Env[dict[str, np.ndarray], int]):
         return int(action)
 
     def _observation(self) -> dict[str, np.ndarray]:
-        generated = np.asarray(self._generated, dtype=TOKEN_DTYPE)
-        count = len(generated)
-        pad = self.tokenizer.pad_token_id
-        context_ids = np.full(self.max_episode_length, pad, dtype=TOKEN_DTYPE)
-        context_mask = np.zeros(self.max_episode_length, dtype=MASK_DTYPE)
-        context_ids[:count] = generated
-        context_mask[:count] = 1
-        # prompt then generation, left-padded as a whole: the last position predicts the next token
-        input_ids = np.concatenate(
-            [np.full(self.max_episode_length - count, pad, TOKEN_DTYPE), self._prompt_ids, generated]
+        return text_observation(
+            self._prompt_ids, self._prompt_mask, self._generated, self.max_episode_length, self.tokenizer.pad_token_id
         )
-        input_mask = np.concatenate(
-            [
-                np.zeros(self.max_episode_length - count, MASK_DTYPE),
-                self._prompt_mask,
-                np.ones(count, MASK_DTYPE),
-            ]
-        )
-        return {
-            PROMPT_IDS: self._prompt_ids.copy(),
-            PROMPT_MASK: self._prompt_mask.copy(),
-            CONTEXT_IDS: context_ids,
-            CONTEXT_MASK: context_mask,
-            INPUT_IDS: input_ids,
-            INPUT_MASK: input_mask,
-        }
 
     def _info(self) -> dict[str, Any]:
         return {
