@@ -92,7 +92,8 @@ def evaluate_text_policy(
     }
     terminal = [info["terminal_observation"] for info in finished if "terminal_observation" in info]
     policy = model.policy
-    if terminal and CONTEXT_MASK in terminal[0] and getattr(policy, "has_reference", False):
+    generates_tokens = terminal and CONTEXT_MASK in terminal[0] and not getattr(policy, "choice_mode", False)
+    if generates_tokens and getattr(policy, "has_reference", False):
         result["reference_perplexity"] = reference_perplexity(policy, terminal)
     kept = finished if keep_all_samples else finished[:SAMPLES_KEPT]
     result["samples"] = [{key: info[key] for key in SAMPLE_KEYS if key in info} for info in kept]

@@ -18,10 +18,21 @@ from torch import nn
 from transformers import PretrainedConfig
 
 from sb3_lm_policy.modeling import config_to_dict, load_language_model
-from textenvs.core.spaces import CONTEXT_IDS, CONTEXT_MASK, INPUT_IDS, INPUT_MASK, PROMPT_IDS, PROMPT_MASK
+from textenvs.core.spaces import (
+    ACTION_MASK,
+    CANDIDATE_IDS,
+    CANDIDATE_MASK,
+    CONTEXT_IDS,
+    CONTEXT_MASK,
+    INPUT_IDS,
+    INPUT_MASK,
+    PROMPT_IDS,
+    PROMPT_MASK,
+)
 
 CAUSAL_KEYS = (INPUT_IDS, INPUT_MASK)
 SEQ2SEQ_KEYS = (PROMPT_IDS, PROMPT_MASK, CONTEXT_IDS, CONTEXT_MASK)
+CHOICE_KEYS = (PROMPT_IDS, PROMPT_MASK, CANDIDATE_IDS, CANDIDATE_MASK, ACTION_MASK)
 
 
 class LMActorCriticPolicy(ActorCriticPolicy):
@@ -35,7 +46,10 @@ class LMActorCriticPolicy(ActorCriticPolicy):
 
     Observations follow :mod:`textenvs.core.spaces`: causal models read ``input_encoded_pt`` /
     ``input_attention_mask_pt``; seq2seq models encode ``prompt_or_input_*`` and decode
-    ``context_*``.
+    ``context_*``. When the observation holds candidate commands (``action_mask``), each action is
+    a candidate, scored by the log-likelihood of its tokens given the prompt (summed, or averaged
+    with ``length_normalize``); the prompt is run once and shared by all candidates, and invalid
+    candidates get zero probability, so plain PPO needs no masking support.
 
     :param model_name_or_path: an embedded name (``"smollm2-135m-instruct"``), a hub name or a local path.
     :param model_config: instead of a name, a transformers config (or a dict with ``model_type``)
@@ -43,6 +57,8 @@ class LMActorCriticPolicy(ActorCriticPolicy):
     :param lora: ``peft.LoraConfig`` arguments as a plain dict; then only the adapters and the value
         head train.
     :param dtype: ``"float32"``, ``"bfloat16"`` or ``"float16"`` for the language model.
+    :param length_normalize: in choice mode, score a candidate by its mean token log-probability
+        (as TWOSOME) instead of the sum (as GLAM).
     """
 
     def __init__(
@@ -54,6 +70,7 @@ class LMActorCriticPolicy(ActorCriticPolicy):
         model_config: Mapping[str, Any] | PretrainedConfig | None = None,
         lora: Mapping[str, Any] | None = None,
         dtype: str = "float32",
+        length_normalize: bool = False,
         use_sde: bool = False,
         **kwargs: Any,
     ) -> None:
@@ -71,6 +88,8 @@ class LMActorCriticPolicy(ActorCriticPolicy):
         self.model_config = config_to_dict(model_config) if model_config is not None else None
         self.lora = dict(lora) if lora is not None else None
         self.dtype = dtype
+        self.length_normalize = length_normalize
+        self.choice_mode = ACTION_MASK in observation_space.spaces
         kwargs["ortho_init"] = False
         super().__init__(observation_space, action_space, lr_schedule, **kwargs)
 
@@ -88,16 +107,25 @@ class LMActorCriticPolicy(ActorCriticPolicy):
         self.optimizer = self.optimizer_class(trainable, lr=lr_schedule(1), **self.optimizer_kwargs)
 
     def _check_spaces(self) -> None:
-        needed = SEQ2SEQ_KEYS if self.is_encoder_decoder else CAUSAL_KEYS
+        if self.choice_mode:
+            needed, kind = CHOICE_KEYS, "choice-mode"
+        else:
+            needed = SEQ2SEQ_KEYS if self.is_encoder_decoder else CAUSAL_KEYS
+            kind = "seq2seq" if self.is_encoder_decoder else "causal"
         missing = [key for key in needed if key not in self.observation_space.spaces]
         if missing:
             raise ValueError(
-                f"the observation space lacks {missing}, which a "
-                f"{'seq2seq' if self.is_encoder_decoder else 'causal'} LM policy reads "
+                f"the observation space lacks {missing}, which a {kind} LM policy reads "
                 f"(keys present: {sorted(self.observation_space.spaces)})"
             )
         width = self.lm.get_output_embeddings().out_features
-        if self.action_space.n != width:
+        if self.choice_mode:
+            candidates = self.observation_space.spaces[ACTION_MASK].shape[0]
+            if self.action_space.n != candidates:
+                raise ValueError(
+                    f"the action space has {self.action_space.n} actions but the observation {candidates} candidates"
+                )
+        elif self.action_space.n != width:
             raise ValueError(
                 f"vocabulary mismatch: the env's action space has {self.action_space.n} token ids but the "
                 f"model {self._model_label()} predicts {width}. Give the env the model's tokenizer (or "
@@ -107,7 +135,8 @@ class LMActorCriticPolicy(ActorCriticPolicy):
             space = self.observation_space.spaces[key]
             if key.endswith("encoded_pt") and space.high.max() >= width:
                 raise ValueError(
-                    f"observation {key!r} holds ids up to {int(space.high.max())}, beyond the model's {width}"
+                    f"vocabulary mismatch: observation {key!r} holds ids up to {int(space.high.max())}, but the model "
+                    f"{self._model_label()} has {width}. Give the env the model's tokenizer."
                 )
 
     def _model_label(self) -> str:
@@ -122,6 +151,7 @@ class LMActorCriticPolicy(ActorCriticPolicy):
             model_config=self.model_config,
             lora=self.lora,
             dtype=self.dtype,
+            length_normalize=self.length_normalize,
         )
         return data
 
@@ -138,7 +168,10 @@ class LMActorCriticPolicy(ActorCriticPolicy):
         return logits.float(), self.value_head(hidden.float())
 
     def _next_token(self, lm: nn.Module, obs: PyTorchObs) -> tuple[torch.Tensor, torch.Tensor]:
-        """Logits and last hidden state at the position that predicts the next token."""
+        """Action logits and the hidden state the value head reads: next-token logits at the position
+        that predicts the next token, or in choice mode the candidates' scores."""
+        if self.choice_mode:
+            return self._score_candidates(lm, obs)
         if self.is_encoder_decoder:
             return self._seq2seq_step(lm, obs)
         return self._causal_step(lm, obs)
@@ -182,6 +215,101 @@ class LMActorCriticPolicy(ActorCriticPolicy):
             output_hidden_states=True,
             use_cache=False,
         )
+
+    def _score_candidates(self, lm: nn.Module, obs: PyTorchObs) -> tuple[torch.Tensor, torch.Tensor]:
+        """Log-likelihood of each valid candidate command given the prompt ``[B, A]`` (invalid: dtype min)."""
+        prompt_ids, prompt_mask = obs[PROMPT_IDS].long(), obs[PROMPT_MASK].long()
+        first = int(prompt_mask.any(dim=0).long().argmax())
+        prompt_ids, prompt_mask = prompt_ids[:, first:], prompt_mask[:, first:]
+        action_mask = obs[ACTION_MASK].bool()
+        rows, columns = action_mask.nonzero(as_tuple=True)  # one pair per valid candidate
+        candidate_mask = obs[CANDIDATE_MASK].long()[rows, columns]
+        length = max(int(candidate_mask.sum(-1).max()), 1) if len(rows) else 1
+        candidates, candidate_mask = obs[CANDIDATE_IDS].long()[rows, columns, :length], candidate_mask[:, :length]
+        if self.is_encoder_decoder:
+            token_log_probs, hidden = self._seq2seq_candidates(
+                lm, prompt_ids, prompt_mask, rows, candidates, candidate_mask
+            )
+        else:
+            token_log_probs, hidden = self._causal_candidates(
+                lm, prompt_ids, prompt_mask, rows, candidates, candidate_mask
+            )
+        totals = (token_log_probs * candidate_mask).sum(-1)
+        if self.length_normalize:
+            totals = totals / candidate_mask.sum(-1).clamp(min=1)
+        scores = torch.full(action_mask.shape, torch.finfo(totals.dtype).min, dtype=totals.dtype, device=totals.device)
+        scores[rows, columns] = totals
+        return scores, hidden
+
+    @staticmethod
+    def _causal_candidates(
+        lm: nn.Module,
+        prompt_ids: torch.Tensor,
+        prompt_mask: torch.Tensor,
+        rows: torch.Tensor,
+        candidates: torch.Tensor,
+        candidate_mask: torch.Tensor,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """The prompt once with a KV cache, then every candidate on a copy of its row's cache."""
+        position_ids = (prompt_mask.cumsum(-1) - 1).clamp(min=0)
+        out = lm(
+            input_ids=prompt_ids,
+            attention_mask=prompt_mask,
+            position_ids=position_ids,
+            output_hidden_states=True,
+            use_cache=True,
+            logits_to_keep=1,
+        )
+        prompt_log_probs = torch.log_softmax(out.logits[:, -1].float(), dim=-1)
+        hidden = out.hidden_states[-1][:, -1]
+        cache = out.past_key_values
+        cache.batch_select_indices(rows)
+        start = prompt_mask.sum(-1)[rows].unsqueeze(-1)
+        follow = lm(
+            input_ids=candidates,
+            attention_mask=torch.cat([prompt_mask[rows], candidate_mask], dim=1),
+            position_ids=start + torch.arange(candidates.shape[1], device=candidates.device),
+            past_key_values=cache,
+            use_cache=True,
+        )
+        # token j of a candidate is predicted by the prompt's last position (j = 0) or by token j - 1
+        next_log_probs = torch.log_softmax(follow.logits[:, :-1].float(), dim=-1)
+        first = prompt_log_probs[rows].gather(-1, candidates[:, :1])
+        rest = next_log_probs.gather(-1, candidates[:, 1:].unsqueeze(-1)).squeeze(-1)
+        return torch.cat([first, rest], dim=1), hidden
+
+    def _seq2seq_candidates(
+        self,
+        lm: nn.Module,
+        prompt_ids: torch.Tensor,
+        prompt_mask: torch.Tensor,
+        rows: torch.Tensor,
+        candidates: torch.Tensor,
+        candidate_mask: torch.Tensor,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """The encoder once per prompt; the decoder reads each candidate against its row's encoding."""
+        encoder_out = lm.get_encoder()(input_ids=prompt_ids, attention_mask=prompt_mask)
+        encoded = encoder_out.last_hidden_state
+        start = torch.full_like(candidates[:, :1], self.lm.config.decoder_start_token_id)
+        decoded = lm(
+            encoder_outputs=(encoded[rows],),
+            attention_mask=prompt_mask[rows],
+            decoder_input_ids=torch.cat([start, candidates[:, :-1]], dim=1),
+            decoder_attention_mask=torch.cat([torch.ones_like(start), candidate_mask[:, :-1]], dim=1),
+            use_cache=False,
+        )
+        token_log_probs = (
+            torch.log_softmax(decoded.logits.float(), dim=-1).gather(-1, candidates.unsqueeze(-1)).squeeze(-1)
+        )
+        # the value reads the decoder's state before any command token, once per prompt
+        first = lm(
+            encoder_outputs=(encoded,),
+            attention_mask=prompt_mask,
+            decoder_input_ids=torch.full_like(prompt_ids[:, :1], self.lm.config.decoder_start_token_id),
+            output_hidden_states=True,
+            use_cache=False,
+        )
+        return token_log_probs, first.decoder_hidden_states[-1][:, 0]
 
     # ------------------------------------------------------------------ frozen reference (KL penalty)
     def freeze_reference(self, reference: nn.Module | None = None) -> None:
