@@ -95,6 +95,10 @@ def evaluate_text_policy(
     generates_tokens = terminal and CONTEXT_MASK in terminal[0] and not getattr(policy, "choice_mode", False)
     if generates_tokens and getattr(policy, "has_reference", False):
         result["reference_perplexity"] = reference_perplexity(policy, terminal)
+    for key, name in (("success", "success_rate"), ("moves", "mean_moves")):  # game envs
+        values = [float(info[key]) for info in finished if key in info]
+        if values:
+            result[name] = float(np.mean(values))
     kept = finished if keep_all_samples else finished[:SAMPLES_KEPT]
     result["samples"] = [{key: info[key] for key in SAMPLE_KEYS if key in info} for info in kept]
     return result
