@@ -111,6 +111,10 @@ def train(config: TrainConfig) -> dict[str, Any]:
     if config.eval_episodes:
         model.policy.freeze_reference()  # the starting model: KL reference and perplexity judge
         results["before"] = _evaluate_and_save(model, eval_env, config, run_dir, "before")
+    if config.bc_games:
+        results["behaviour_cloning_losses"] = _behaviour_clone(model, config)
+        if config.eval_episodes:
+            results["after_behaviour_cloning"] = _evaluate_and_save(model, eval_env, config, run_dir, "after_bc")
     model.learn(config.total_timesteps, callback=callbacks, progress_bar=config.progress_bar)
     save_model_atomic(model, run_dir / MODEL_FILE)
     if config.eval_episodes:
@@ -123,6 +127,34 @@ def train(config: TrainConfig) -> dict[str, Any]:
     eval_env.close()
     print(f"run folder: {run_dir}", flush=True)
     return results
+
+
+def _behaviour_clone(model: Any, config: TrainConfig) -> list[float]:
+    """Clone the gold paths of ``bc_games`` training games into the policy (TextWorld envs)."""
+    import gymnasium as gym
+
+    from sb3_lm_policy.behaviour_cloning import behaviour_cloning
+    from textenvs.textworld import TextWorldEnv
+    from textenvs.textworld.demonstrations import collect_demonstrations
+
+    env = gym.make(config.env_id, **config.make_env_kwargs())
+    try:
+        if not isinstance(env.unwrapped, TextWorldEnv):
+            raise ValueError(f"bc_games needs a TextWorld env with gold paths; {config.env_id} is not one")
+        demonstrations = collect_demonstrations(env, config.bc_games)
+    finally:
+        env.close()
+    losses = behaviour_cloning(
+        model.policy,
+        demonstrations.observations,
+        demonstrations.actions,
+        epochs=config.bc_epochs,
+        batch_size=config.bc_batch_size,
+        learning_rate=config.bc_learning_rate,
+        seed=config.seed,
+    )
+    print(f"behaviour cloning on {len(demonstrations)} expert steps: loss per epoch {losses}", flush=True)
+    return losses
 
 
 def _evaluate_and_save(model: Any, env: Any, config: TrainConfig, run_dir: Path, name: str) -> dict[str, Any]:
@@ -198,6 +230,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--kl-coef": ("kl_coef", float),
         "--kl-target": ("kl_target", float),
         "--reward-normalization": ("reward_normalization", str),
+        "--bc-games": ("bc_games", int),
+        "--bc-epochs": ("bc_epochs", int),
     }
     for flag, (dest, kind) in flags.items():
         train_parser.add_argument(flag, dest=dest, type=kind, default=None)

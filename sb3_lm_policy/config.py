@@ -27,6 +27,8 @@ class TrainConfig:
     :param kl_coef: turn on the per-token KL penalty to the starting model with this beta.
     :param kl_target: make beta adaptive, aiming at this mean per-token KL.
     :param reward_normalization: ``none``, ``scale`` or ``whiten`` the env rewards of each rollout.
+    :param bc_games: before PPO, behaviour-clone the gold paths of this many training games
+        (TextWorld envs; 0 = off), for ``bc_epochs`` at ``bc_learning_rate``.
     :param policy_kwargs: passed to :class:`~sb3_lm_policy.LMActorCriticPolicy` (``lora``, ``dtype``, ...).
     """
 
@@ -47,6 +49,10 @@ class TrainConfig:
     kl_target: float | None = None
     kl_horizon: int = 10_000
     reward_normalization: str = "none"
+    bc_games: int = 0
+    bc_epochs: int = 1
+    bc_learning_rate: float = 1e-4
+    bc_batch_size: int = 8
     device: str = "auto"
     output_dir: str = "runs/latest"
     progress_bar: bool = True
@@ -54,9 +60,13 @@ class TrainConfig:
     def __post_init__(self) -> None:
         if self.algo not in ALGORITHMS:
             raise ValueError(f"algo must be one of {ALGORITHMS}, got {self.algo!r}")
-        for name in ("total_timesteps", "n_envs", "eval_episodes"):
+        for name in ("total_timesteps", "n_envs", "eval_episodes", "bc_games", "bc_epochs", "bc_batch_size"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < (0 if name == "eval_episodes" else 1):
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, int)
+                or value < (0 if name in ("eval_episodes", "bc_games") else 1)
+            ):
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
         for name in ("env_kwargs", "eval_env_kwargs", "policy_kwargs", "algo_kwargs"):
             if not isinstance(getattr(self, name), dict):

@@ -132,3 +132,60 @@ def test_kl_penalty_through_the_cli_logs_kl_and_reports_perplexity(tmp_path, tin
 def test_kl_target_needs_a_starting_coefficient():
     with pytest.raises(ValueError, match="give its starting value as kl_coef"):
         TrainConfig(kl_target=0.1)
+
+
+def test_behaviour_cloning_then_ppo_on_textworld_through_the_cli(tmp_path, char_tokenizer):
+    from textenvs.core.tokenization import build_char_tokenizer
+
+    tokenizer = build_char_tokenizer("abcdefghijklmnopqrstuvwxyz0123456789 .,:;!?'-\n()/+*=")
+    tokenizer.save_pretrained(tmp_path / "tokenizer")
+    config = {
+        "env_id": "TextWorldCooking-v0",
+        "env_kwargs": {
+            "tokenizer": str(tmp_path / "tokenizer"),
+            "num_locations": 1,
+            "num_ingredients": 1,
+            "num_distractor_items": 0,
+            "include_doors": False,
+            "max_steps": 10,
+            "max_prompt_length": 64,
+            "max_action_length": 48,
+        },
+        "eval_env_kwargs": {"game_fold": "test"},
+        "model": None,
+        "policy_kwargs": {"model_config": tiny_gpt2_config(len(tokenizer), n_positions=128)},
+        "algo_kwargs": {"n_steps": 8, "batch_size": 8, "n_epochs": 1},
+        "total_timesteps": 8,
+        "eval_episodes": 2,
+        "bc_games": 2,
+        "bc_epochs": 2,
+        "bc_learning_rate": 1e-3,
+        "progress_bar": False,
+        "output_dir": str(tmp_path / "run"),
+    }
+    path = tmp_path / "tw.yaml"
+    path.write_text(yaml.safe_dump(config))
+    assert main(["train", "--config", str(path)]) == 0
+    results = json.loads((tmp_path / "run" / "eval.json").read_text())
+    assert len(results["behaviour_cloning_losses"]) == 2
+    for stage in ("before", "after_behaviour_cloning", "after"):
+        assert 0.0 <= results[stage]["success_rate"] <= 1.0 and results[stage]["mean_moves"] >= 1
+
+
+def test_behaviour_cloning_needs_a_textworld_env(tmp_path, tiny_config_file):
+    assert (
+        main(
+            [
+                "train",
+                "--config",
+                str(tiny_config_file),
+                "--bc-games",
+                "1",
+                "--eval-episodes",
+                "0",
+                "--output-dir",
+                str(tmp_path / "bad"),
+            ]
+        )
+        == 2
+    )
