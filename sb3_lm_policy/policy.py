@@ -178,15 +178,11 @@ class LMActorCriticPolicy(ActorCriticPolicy):
 
     @staticmethod
     def _causal_step(lm: nn.Module, obs: PyTorchObs) -> tuple[torch.Tensor, torch.Tensor]:
-        ids, mask = obs[INPUT_IDS].long(), obs[INPUT_MASK].long()
-        # inputs are left-padded: drop the columns that are padding in every row
-        first = int(mask.any(dim=0).long().argmax())
-        ids, mask = ids[:, first:], mask[:, first:]
-        position_ids = (mask.cumsum(-1) - 1).clamp(min=0)
+        ids, mask = _trim_left_padding(obs[INPUT_IDS], obs[INPUT_MASK])
         out = lm(
             input_ids=ids,
             attention_mask=mask,
-            position_ids=position_ids,
+            position_ids=_positions(mask),
             output_hidden_states=True,
             logits_to_keep=1,
             use_cache=False,
@@ -202,9 +198,7 @@ class LMActorCriticPolicy(ActorCriticPolicy):
 
     def _seq2seq_forward(self, lm: nn.Module, obs: PyTorchObs, width: int) -> Any:
         """Encoder on the prompt, decoder on the start token and the first ``width`` generated tokens."""
-        enc_ids, enc_mask = obs[PROMPT_IDS].long(), obs[PROMPT_MASK].long()
-        first = int(enc_mask.any(dim=0).long().argmax())
-        enc_ids, enc_mask = enc_ids[:, first:], enc_mask[:, first:]
+        enc_ids, enc_mask = _trim_left_padding(obs[PROMPT_IDS], obs[PROMPT_MASK])
         context, context_mask = obs[CONTEXT_IDS].long(), obs[CONTEXT_MASK].long()
         start = torch.full_like(context[:, :1], self.lm.config.decoder_start_token_id)
         return lm(
@@ -218,9 +212,7 @@ class LMActorCriticPolicy(ActorCriticPolicy):
 
     def _score_candidates(self, lm: nn.Module, obs: PyTorchObs) -> tuple[torch.Tensor, torch.Tensor]:
         """Log-likelihood of each valid candidate command given the prompt ``[B, A]`` (invalid: dtype min)."""
-        prompt_ids, prompt_mask = obs[PROMPT_IDS].long(), obs[PROMPT_MASK].long()
-        first = int(prompt_mask.any(dim=0).long().argmax())
-        prompt_ids, prompt_mask = prompt_ids[:, first:], prompt_mask[:, first:]
+        prompt_ids, prompt_mask = _trim_left_padding(obs[PROMPT_IDS], obs[PROMPT_MASK])
         action_mask = obs[ACTION_MASK].bool()
         rows, columns = action_mask.nonzero(as_tuple=True)  # one pair per valid candidate
         candidate_mask = obs[CANDIDATE_MASK].long()[rows, columns]
@@ -251,11 +243,10 @@ class LMActorCriticPolicy(ActorCriticPolicy):
         candidate_mask: torch.Tensor,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """The prompt once with a KV cache, then every candidate on a copy of its row's cache."""
-        position_ids = (prompt_mask.cumsum(-1) - 1).clamp(min=0)
         out = lm(
             input_ids=prompt_ids,
             attention_mask=prompt_mask,
-            position_ids=position_ids,
+            position_ids=_positions(prompt_mask),
             output_hidden_states=True,
             use_cache=True,
             logits_to_keep=1,
@@ -359,11 +350,8 @@ class LMActorCriticPolicy(ActorCriticPolicy):
             if self.is_encoder_decoder:
                 logits = self._seq2seq_forward(lm, obs, width).logits[:, :width]
             else:
-                ids, mask = obs[INPUT_IDS].long(), obs[INPUT_MASK].long()
-                first = int(mask.any(dim=0).long().argmax())
-                ids, mask = ids[:, first:], mask[:, first:]
-                position_ids = (mask.cumsum(-1) - 1).clamp(min=0)
-                logits = lm(input_ids=ids, attention_mask=mask, position_ids=position_ids, use_cache=False).logits
+                ids, mask = _trim_left_padding(obs[INPUT_IDS], obs[INPUT_MASK])
+                logits = lm(input_ids=ids, attention_mask=mask, position_ids=_positions(mask), use_cache=False).logits
                 logits = _align_causal_logits(logits, context_mask)
         log_probs = torch.log_softmax(logits.float(), dim=-1).gather(-1, context.unsqueeze(-1)).squeeze(-1)
         return log_probs * context_mask, context_mask
@@ -408,6 +396,18 @@ class LMActorCriticPolicy(ActorCriticPolicy):
         (directory / "sb3_lm_policy.json").write_text(
             json.dumps({"lora": self.lora is not None, "hidden_size": self.value_head.in_features}, indent=2)
         )
+
+
+def _trim_left_padding(ids: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Left-padded ids and mask as ``long``, without the columns that are padding in every row."""
+    mask = mask.long()
+    first = int(mask.any(dim=0).long().argmax())
+    return ids.long()[:, first:], mask[:, first:]
+
+
+def _positions(mask: torch.Tensor) -> torch.Tensor:
+    """Position ids that start at 0 on each row's first real token, whatever its left padding."""
+    return (mask.cumsum(-1) - 1).clamp(min=0)
 
 
 def _align_causal_logits(logits: torch.Tensor, context_mask: torch.Tensor) -> torch.Tensor:

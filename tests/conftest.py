@@ -53,3 +53,22 @@ def tiny_model_config(request, char_tokenizer):
     """A tiny causal (GPT-2) and a tiny seq2seq (T5) config over the char tokenizer's vocabulary."""
     builder = tiny_gpt2_config if request.param == "gpt2" else tiny_t5_config
     return builder(len(char_tokenizer))
+
+
+TEXTWORLD_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789 .,:;!?'-\n()/+*="
+#: the easy CookingWorld of the issue, with lengths that fit the character tokenizer
+EASY_COOKING = dict(
+    num_locations=1,
+    num_ingredients=2,
+    num_distractor_items=5,
+    include_doors=False,
+    max_prompt_length=96,
+    max_action_length=48,
+    max_command_length=48,
+)
+
+
+@pytest.fixture(scope="session")
+def textworld_tokenizer():
+    """A character tokenizer that covers the TextWorld games' text."""
+    return build_char_tokenizer(TEXTWORLD_ALPHABET)

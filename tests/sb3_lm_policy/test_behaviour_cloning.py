@@ -6,19 +6,8 @@ from stable_baselines3 import PPO
 
 from sb3_lm_policy import LMActorCriticPolicy
 from sb3_lm_policy.behaviour_cloning import behaviour_cloning
-from tests.conftest import tiny_gpt2_config
-from textenvs.core.tokenization import build_char_tokenizer
+from tests.conftest import EASY_COOKING, tiny_gpt2_config
 from textenvs.textworld.demonstrations import collect_demonstrations
-
-EASY = dict(
-    num_locations=1,
-    num_ingredients=2,
-    num_distractor_items=5,
-    include_doors=False,
-    max_prompt_length=96,
-    max_action_length=48,
-    max_command_length=48,
-)
 
 
 def expert_log_prob(policy, demos):
@@ -28,9 +17,9 @@ def expert_log_prob(policy, demos):
 
 
 @pytest.mark.parametrize("action_mode", ["choice", "token"])
-def test_behaviour_cloning_raises_the_expert_actions_probability(action_mode):
-    tokenizer = build_char_tokenizer("abcdefghijklmnopqrstuvwxyz0123456789 .,:;!?'-\n()/+*=")
-    env = gym.make("TextWorldCooking-v0", tokenizer=tokenizer, action_mode=action_mode, **EASY)
+def test_behaviour_cloning_raises_the_expert_actions_probability(textworld_tokenizer, action_mode):
+    tokenizer = textworld_tokenizer
+    env = gym.make("TextWorldCooking-v0", tokenizer=tokenizer, action_mode=action_mode, **EASY_COOKING)
     try:
         demos = collect_demonstrations(env, n_games=2)
         model = PPO(

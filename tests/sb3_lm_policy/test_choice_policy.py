@@ -8,31 +8,14 @@ from stable_baselines3 import PPO
 from stable_baselines3.common.env_util import make_vec_env
 
 from sb3_lm_policy import LMActorCriticPolicy
-from tests.conftest import tiny_gpt2_config, tiny_t5_config
+from tests.conftest import EASY_COOKING, tiny_gpt2_config, tiny_t5_config
 from textenvs.core.spaces import ACTION_MASK, CANDIDATE_IDS, CANDIDATE_MASK, PROMPT_IDS, PROMPT_MASK
-from textenvs.core.tokenization import build_char_tokenizer
-
-ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789 .,:;!?'-\n()/+*="
-ENV_KWARGS = dict(
-    num_locations=1,
-    num_ingredients=2,
-    num_distractor_items=5,
-    include_doors=False,
-    max_prompt_length=96,
-    max_action_length=48,
-    max_command_length=24,
-)
-
-
-@pytest.fixture(scope="module")
-def tokenizer():
-    return build_char_tokenizer(ALPHABET)
 
 
 @pytest.fixture(params=["gpt2", "t5"])
-def model_config(request, tokenizer):
+def model_config(request, textworld_tokenizer):
     builder = tiny_gpt2_config if request.param == "gpt2" else tiny_t5_config
-    return builder(len(tokenizer), **({"n_positions": 256} if request.param == "gpt2" else {}))
+    return builder(len(textworld_tokenizer), **({"n_positions": 256} if request.param == "gpt2" else {}))
 
 
 def separate_scores(policy, obs):
@@ -54,8 +37,8 @@ def separate_scores(policy, obs):
     return scores
 
 
-def test_shared_prompt_scores_equal_separate_scoring(tokenizer, model_config):
-    env = gym.make("TextWorldCooking-v0", tokenizer=tokenizer, **ENV_KWARGS)
+def test_shared_prompt_scores_equal_separate_scoring(textworld_tokenizer, model_config):
+    env = gym.make("TextWorldCooking-v0", tokenizer=textworld_tokenizer, **EASY_COOKING)
     try:
         model = PPO(LMActorCriticPolicy, env, policy_kwargs={"model_config": model_config}, seed=0)
         obs, info = env.reset(seed=0)
@@ -74,10 +57,10 @@ def test_shared_prompt_scores_equal_separate_scoring(tokenizer, model_config):
         env.close()
 
 
-def test_length_normalisation_divides_by_command_length(tokenizer):
-    env = gym.make("TextWorldCooking-v0", tokenizer=tokenizer, **ENV_KWARGS)
+def test_length_normalisation_divides_by_command_length(textworld_tokenizer):
+    env = gym.make("TextWorldCooking-v0", tokenizer=textworld_tokenizer, **EASY_COOKING)
     try:
-        config = tiny_gpt2_config(len(tokenizer), n_positions=256)
+        config = tiny_gpt2_config(len(textworld_tokenizer), n_positions=256)
         summed = PPO(LMActorCriticPolicy, env, policy_kwargs={"model_config": config}, seed=0)
         mean = PPO(LMActorCriticPolicy, env, policy_kwargs={"model_config": config, "length_normalize": True}, seed=0)
         mean.policy.load_state_dict(summed.policy.state_dict())
@@ -94,12 +77,12 @@ def test_length_normalisation_divides_by_command_length(tokenizer):
 
 
 @pytest.mark.parametrize("action_mode", ["choice", "token"])
-def test_ppo_learns_on_textworld_in_both_modes(tokenizer, model_config, action_mode):
+def test_ppo_learns_on_textworld_in_both_modes(textworld_tokenizer, model_config, action_mode):
     env = make_vec_env(
         "TextWorldCooking-v0",
         n_envs=2,
         seed=0,
-        env_kwargs=dict(tokenizer=tokenizer, action_mode=action_mode, max_steps=8, **ENV_KWARGS),
+        env_kwargs=dict(tokenizer=textworld_tokenizer, action_mode=action_mode, max_steps=8, **EASY_COOKING),
     )
     try:
         model = PPO(

@@ -134,10 +134,8 @@ def test_kl_target_needs_a_starting_coefficient():
         TrainConfig(kl_target=0.1)
 
 
-def test_behaviour_cloning_then_ppo_on_textworld_through_the_cli(tmp_path, char_tokenizer):
-    from textenvs.core.tokenization import build_char_tokenizer
-
-    tokenizer = build_char_tokenizer("abcdefghijklmnopqrstuvwxyz0123456789 .,:;!?'-\n()/+*=")
+def test_behaviour_cloning_then_ppo_on_textworld_through_the_cli(tmp_path, textworld_tokenizer):
+    tokenizer = textworld_tokenizer
     tokenizer.save_pretrained(tmp_path / "tokenizer")
     config = {
         "env_id": "TextWorldCooking-v0",

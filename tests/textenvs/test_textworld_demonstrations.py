@@ -2,8 +2,8 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
+from tests.conftest import EASY_COOKING
 from textenvs.core.spaces import ACTION_MASK
-from textenvs.core.tokenization import build_char_tokenizer
 from textenvs.textworld.demonstrations import (
     collect_demonstrations,
     evaluate_games,
@@ -11,25 +11,10 @@ from textenvs.textworld.demonstrations import (
     random_valid_action,
 )
 
-EASY = dict(
-    num_locations=1,
-    num_ingredients=2,
-    num_distractor_items=5,
-    include_doors=False,
-    max_prompt_length=96,
-    max_action_length=48,
-    max_command_length=48,
-)
-
-
-@pytest.fixture(scope="module")
-def tokenizer():
-    return build_char_tokenizer("abcdefghijklmnopqrstuvwxyz0123456789 .,:;!?'-\n()/+*=")
-
 
 @pytest.mark.parametrize("action_mode", ["choice", "token"])
-def test_demonstrations_follow_the_gold_paths(tokenizer, action_mode):
-    env = gym.make("TextWorldCooking-v0", tokenizer=tokenizer, action_mode=action_mode, **EASY)
+def test_demonstrations_follow_the_gold_paths(textworld_tokenizer, action_mode):
+    env = gym.make("TextWorldCooking-v0", tokenizer=textworld_tokenizer, action_mode=action_mode, **EASY_COOKING)
     try:
         demos = collect_demonstrations(env, n_games=2)
         assert len(demos) == len(demos.actions) and len(demos) > 10
@@ -38,13 +23,13 @@ def test_demonstrations_follow_the_gold_paths(tokenizer, action_mode):
             # every expert action is a valid candidate of its observation
             assert all(demos.observations[ACTION_MASK][i, a] for i, a in enumerate(demos.actions))
         else:
-            assert (demos.actions == tokenizer.eos_token_id).sum() >= 20  # one EOS per command
+            assert (demos.actions == textworld_tokenizer.eos_token_id).sum() >= 20  # one EOS per command
     finally:
         env.close()
 
 
-def test_baselines_gold_succeeds_always_random_rarely(tokenizer):
-    env = gym.make("TextWorldCooking-v0", tokenizer=tokenizer, game_fold="test", **EASY)
+def test_baselines_gold_succeeds_always_random_rarely(textworld_tokenizer):
+    env = gym.make("TextWorldCooking-v0", tokenizer=textworld_tokenizer, game_fold="test", **EASY_COOKING)
     try:
         gold = evaluate_games(env, gold_path_action, n_games=10)
         random = evaluate_games(env, random_valid_action(np.random.default_rng(0)), n_games=10)

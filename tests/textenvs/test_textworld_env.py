@@ -6,33 +6,27 @@ from stable_baselines3.common.env_checker import check_env as sb3_check_env
 from stable_baselines3.common.env_util import make_vec_env
 from stable_baselines3.common.vec_env import SubprocVecEnv
 
+from tests.conftest import EASY_COOKING
 from textenvs.core.spaces import ACTION_MASK, CANDIDATE_IDS, CANDIDATE_MASK
-from textenvs.core.tokenization import build_char_tokenizer
 from textenvs.textworld import GAMES
 from textenvs.textworld.simulator import SimulatorDiedError
 
-EASY_COOKING = dict(num_locations=1, num_ingredients=2, num_distractor_items=5, include_doors=False)
+#: room for every game's longest prompt and command in characters
+LENGTHS = {"max_prompt_length": 256, "max_action_length": 64, "max_command_length": 64}
 
 
-@pytest.fixture(scope="module")
-def tokenizer():
-    return build_char_tokenizer("abcdefghijklmnopqrstuvwxyz0123456789 .,:;!?'-\n()/+*=")
+def make(textworld_tokenizer, env_id="TextWorldCooking-v0", **kwargs):
+    game = EASY_COOKING if env_id == "TextWorldCooking-v0" else {}
+    return gym.make(env_id, tokenizer=textworld_tokenizer, **{**game, **LENGTHS, **kwargs})
 
 
-def make(tokenizer, env_id="TextWorldCooking-v0", **kwargs):
-    kwargs = {"max_prompt_length": 256, "max_action_length": 64, "max_command_length": 64, **kwargs}
-    if env_id == "TextWorldCooking-v0":
-        kwargs = {**EASY_COOKING, **kwargs}
-    return gym.make(env_id, tokenizer=tokenizer, **kwargs)
-
-
-def play_gold(env, tokenizer, actions, info):
+def play_gold(env, textworld_tokenizer, actions, info):
     total, terminated = 0.0, False
     for command in actions:
         if env.unwrapped.action_mode == "choice":
             steps = [info["valid_actions"].index(command)]
         else:
-            steps = tokenizer(command)["input_ids"] + [tokenizer.eos_token_id]
+            steps = textworld_tokenizer(command)["input_ids"] + [textworld_tokenizer.eos_token_id]
         for step in steps:
             _, reward, terminated, truncated, info = env.step(step)
             total += reward
@@ -41,8 +35,8 @@ def play_gold(env, tokenizer, actions, info):
 
 @pytest.mark.parametrize("action_mode", ["choice", "token"])
 @pytest.mark.parametrize("env_id", sorted(GAMES))
-def test_both_checkers_pass_for_every_game_and_mode(tokenizer, env_id, action_mode):
-    env = make(tokenizer, env_id, action_mode=action_mode)
+def test_both_checkers_pass_for_every_game_and_mode(textworld_tokenizer, env_id, action_mode):
+    env = make(textworld_tokenizer, env_id, action_mode=action_mode)
     try:
         gymnasium_check_env(env.unwrapped, skip_render_check=True)
         sb3_check_env(env)
@@ -52,27 +46,27 @@ def test_both_checkers_pass_for_every_game_and_mode(tokenizer, env_id, action_mo
 
 @pytest.mark.parametrize("action_mode", ["choice", "token"])
 @pytest.mark.parametrize("fold", ["train", "dev", "test"])
-def test_gold_paths_reach_success(tokenizer, fold, action_mode):
-    env = make(tokenizer, game_fold=fold, action_mode=action_mode)
+def test_gold_paths_reach_success(textworld_tokenizer, fold, action_mode):
+    env = make(textworld_tokenizer, game_fold=fold, action_mode=action_mode)
     try:
         for index in (0, 7, 42):
             _, info = env.reset(options={"game_index": index, "gold_path": True})
-            total, terminated, info = play_gold(env, tokenizer, info["gold_actions"], info)
+            total, terminated, info = play_gold(env, textworld_tokenizer, info["gold_actions"], info)
             assert terminated and info["success"] and not info["failure"]
             assert total == pytest.approx(1.0) and info["score"] == pytest.approx(1.0)
     finally:
         env.close()
 
 
-def test_choice_observation_lists_sorted_valid_commands(tokenizer):
-    env = make(tokenizer)
+def test_choice_observation_lists_sorted_valid_commands(textworld_tokenizer):
+    env = make(textworld_tokenizer)
     try:
         obs, info = env.reset(seed=3)
         commands = info["valid_actions"]
         assert commands == sorted(commands)
         assert obs[ACTION_MASK].sum() == len(commands) and obs[ACTION_MASK][len(commands) :].sum() == 0
         first = obs[CANDIDATE_IDS][0][obs[CANDIDATE_MASK][0].astype(bool)]
-        assert tokenizer.decode(first) == " " + commands[0]
+        assert textworld_tokenizer.decode(first) == " " + commands[0]
         with pytest.warns(RuntimeWarning, match="past the .* valid commands"):
             _, reward, _, _, info = env.step(len(commands))
         assert info["invalid_action"] and info["moves"] == 1 and reward == 0.0
@@ -82,8 +76,8 @@ def test_choice_observation_lists_sorted_valid_commands(tokenizer):
         env.close()
 
 
-def test_seeds_replay_games_and_folds_are_disjoint(tokenizer):
-    env = make(tokenizer)
+def test_seeds_replay_games_and_folds_are_disjoint(textworld_tokenizer):
+    env = make(textworld_tokenizer)
     try:
         first = [env.reset(seed=11)[1]["game_seed"]] + [env.reset()[1]["game_seed"] for _ in range(3)]
         again = [env.reset(seed=11)[1]["game_seed"]] + [env.reset()[1]["game_seed"] for _ in range(3)]
@@ -94,7 +88,7 @@ def test_seeds_replay_games_and_folds_are_disjoint(tokenizer):
             np.testing.assert_array_equal(obs_a[key], obs_b[key])
     finally:
         env.close()
-    train, test = make(tokenizer, game_fold="train"), make(tokenizer, game_fold="test")
+    train, test = make(textworld_tokenizer, game_fold="train"), make(textworld_tokenizer, game_fold="test")
     try:
         train_seeds = {train.reset(seed=s)[1]["game_seed"] for s in range(20)}
         test_seeds = {test.reset(seed=s)[1]["game_seed"] for s in range(20)}
@@ -104,14 +98,14 @@ def test_seeds_replay_games_and_folds_are_disjoint(tokenizer):
         test.close()
 
 
-def test_step_limit_truncates_and_invalid_commands_cost_a_move(tokenizer):
-    env = make(tokenizer, action_mode="token", max_steps=2)
+def test_step_limit_truncates_and_invalid_commands_cost_a_move(textworld_tokenizer):
+    env = make(textworld_tokenizer, action_mode="token", max_steps=2)
     try:
         env.reset(seed=0)
         for expected_truncated in (False, True):
-            for token in tokenizer("dance")["input_ids"]:
+            for token in textworld_tokenizer("dance")["input_ids"]:
                 env.step(token)
-            _, reward, terminated, truncated, info = env.step(tokenizer.eos_token_id)
+            _, reward, terminated, truncated, info = env.step(textworld_tokenizer.eos_token_id)
             assert info["command"] == "dance" and reward == 0.0 and not terminated
             assert truncated is expected_truncated
         assert info["moves"] == 2
@@ -131,19 +125,24 @@ def test_step_limit_truncates_and_invalid_commands_cost_a_move(tokenizer):
         ({"max_steps": 0}, ValueError, "max_steps must be a positive integer"),
     ],
 )
-def test_bad_parameters_are_named(tokenizer, kwargs, error, message):
+def test_bad_parameters_are_named(textworld_tokenizer, kwargs, error, message):
     with pytest.raises(error, match=message):
-        make(tokenizer, **kwargs)
+        make(textworld_tokenizer, **kwargs)
 
 
-def test_subproc_vec_env_with_two_workers(tokenizer):
+def test_subproc_vec_env_with_two_workers(textworld_tokenizer):
     # "module:id" makes gym.make import textenvs inside the worker processes, which registers the envs
     env = make_vec_env(
         "textenvs:TextWorldCooking-v0",
         n_envs=2,
         seed=0,
         vec_env_cls=SubprocVecEnv,
-        env_kwargs=dict(tokenizer=tokenizer, max_prompt_length=256, max_action_length=64, **EASY_COOKING),
+        env_kwargs={
+            **EASY_COOKING,
+            "tokenizer": textworld_tokenizer,
+            "max_prompt_length": 256,
+            "max_action_length": 64,
+        },
     )
     try:
         obs = env.reset()
@@ -154,8 +153,8 @@ def test_subproc_vec_env_with_two_workers(tokenizer):
         env.close()
 
 
-def test_a_dead_jvm_is_restarted_on_reset_and_reported_on_step(tokenizer):
-    env = make(tokenizer)
+def test_a_dead_jvm_is_restarted_on_reset_and_reported_on_step(textworld_tokenizer):
+    env = make(textworld_tokenizer)
     try:
         env.reset(seed=0)
         env.unwrapped.simulator._env._gateway.java_process.kill()
