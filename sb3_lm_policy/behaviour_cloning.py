@@ -49,7 +49,7 @@ def behaviour_cloning(
         order = rng.permutation(count)
         for start in range(0, count, batch_size):
             rows = order[start : start + batch_size]
-            obs = {key: torch.as_tensor(value[rows], device=policy.device) for key, value in observations.items()}
+            obs = policy.obs_to_tensor({key: value[rows] for key, value in observations.items()})[0]
             target = torch.as_tensor(actions[rows], device=policy.device).long()
             loss = -policy.get_distribution(obs).log_prob(target).mean()
             optimizer.zero_grad()

@@ -8,7 +8,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import torch
 from stable_baselines3.common.base_class import BaseAlgorithm
 from stable_baselines3.common.evaluation import evaluate_policy
 from stable_baselines3.common.vec_env import VecEnv
@@ -35,7 +34,7 @@ def reference_perplexity(
     total_log_prob, total_tokens = 0.0, 0
     for start in range(0, len(terminal_observations), batch_size):
         part = terminal_observations[start : start + batch_size]
-        obs = {key: torch.as_tensor(np.stack([o[key] for o in part]), device=policy.device) for key in part[0]}
+        obs = policy.obs_to_tensor({key: np.stack([o[key] for o in part]) for key in part[0]})[0]
         log_probs, mask = policy.generated_token_log_probs(obs, reference=True)
         total_log_prob += float(log_probs.sum())
         total_tokens += int(mask.sum())

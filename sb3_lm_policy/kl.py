@@ -154,7 +154,7 @@ class KLPenaltyCallback(BaseCallback):
         result = np.empty(count, dtype=np.float32)
         for start in range(0, count, self.batch_size):
             part = slice(start, start + self.batch_size)
-            obs = {key: torch.as_tensor(value[part], device=policy.device) for key, value in observations.items()}
+            obs = policy.obs_to_tensor({key: value[part] for key, value in observations.items()})[0]
             logits = policy.reference_logits(obs)
             chosen = torch.as_tensor(actions[part], device=policy.device).long()
             result[part] = torch.log_softmax(logits, -1).gather(-1, chosen[:, None]).squeeze(-1).cpu().numpy()

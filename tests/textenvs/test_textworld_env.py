@@ -51,7 +51,9 @@ def test_gold_paths_reach_success(textworld_tokenizer, fold, action_mode):
     try:
         for index in (0, 7, 42):
             _, info = env.reset(options={"game_index": index, "gold_path": True})
-            total, terminated, info = play_gold(env, textworld_tokenizer, info["gold_actions"], info)
+            gold = info["gold_actions"]
+            total, terminated, info = play_gold(env, textworld_tokenizer, gold, info)
+            assert info["gold_actions"] == gold  # kept in info for the whole episode
             assert terminated and info["success"] and not info["failure"]
             assert total == pytest.approx(1.0) and info["score"] == pytest.approx(1.0)
     finally:
@@ -123,6 +125,7 @@ def test_step_limit_truncates_and_invalid_commands_cost_a_move(textworld_tokeniz
         ({"action_mode": "typing"}, ValueError, "action_mode must be one of"),
         ({"game_fold": "valid"}, ValueError, "game_fold must be one of"),
         ({"max_steps": 0}, ValueError, "max_steps must be a positive integer"),
+        ({"vocab_size": 0}, ValueError, "vocab_size must be a positive integer"),
     ],
 )
 def test_bad_parameters_are_named(textworld_tokenizer, kwargs, error, message):

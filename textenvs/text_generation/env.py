@@ -8,6 +8,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from textenvs.core.checks import positive_int
 from textenvs.core.datapool import DataPool, Sample
 from textenvs.core.rewards import RewardSpec, make_reward
 from textenvs.core.spaces import text_observation, text_observation_space
@@ -72,14 +73,14 @@ class TextGenerationEnv(gym.Env[dict[str, np.ndarray], int]):
         self.reward_function = make_reward(reward)
         if reward_mode not in REWARD_MODES:
             raise ValueError(f"reward_mode must be one of {REWARD_MODES}, got {reward_mode!r}")
-        self.max_prompt_length = _positive(
+        self.max_prompt_length = positive_int(
             "max_prompt_length", _default(max_prompt_length, spec.max_prompt_length if spec else 64)
         )
-        self.max_episode_length = _positive(
+        self.max_episode_length = positive_int(
             "max_episode_length", _default(max_episode_length, spec.max_episode_length if spec else 32)
         )
         self.tokenizer = load_tokenizer(tokenizer)
-        self.vocab_size = _positive(
+        self.vocab_size = positive_int(
             "vocab_size", vocab_size if vocab_size is not None else vocabulary_size(tokenizer, self.tokenizer)
         )
         self.eos_token_id = self.tokenizer.eos_token_id if eos_token_id is None else int(eos_token_id)
@@ -184,12 +185,6 @@ class TextGenerationEnv(gym.Env[dict[str, np.ndarray], int]):
             "generated_text": self.generated_text(),
             "prompt_truncated": self._prompt_truncated,
         }
-
-
-def _positive(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return int(value)
 
 
 def _default(value: Any, default: Any) -> Any:

@@ -71,8 +71,12 @@ def random_valid_action(rng: np.random.Generator) -> ActionFunction:
 
 
 def gold_path_action(obs: dict[str, np.ndarray], info: dict[str, Any], env: TextWorldEnv) -> int:
-    """Sanity baseline: the expert's next command (choice mode; needs ``gold_path`` resets)."""
+    """Sanity baseline: the expert's next command (choice mode)."""
     return info["valid_actions"].index(info["gold_actions"][info["moves"]])
+
+
+#: :func:`evaluate_games` resets with ``gold_path`` for action functions that set this
+gold_path_action.needs_gold_path = True
 
 
 def policy_action(model: Any, deterministic: bool = True) -> ActionFunction:
@@ -85,17 +89,17 @@ def policy_action(model: Any, deterministic: bool = True) -> ActionFunction:
 
 
 def evaluate_games(env: TextWorldEnv, act: ActionFunction, n_games: int, first_game: int = 0) -> dict[str, Any]:
-    """Play games ``first_game ..`` of the env's fold once each: success rate, mean score, mean moves."""
+    """Play games ``first_game ..`` of the env's fold once each: success rate, mean score, mean moves.
+
+    An action function with ``needs_gold_path = True`` gets the expert's commands in ``info``.
+    """
     env = env.unwrapped
     successes, scores, moves = [], [], []
-    needs_gold = act is gold_path_action
+    gold_path = getattr(act, "needs_gold_path", False)
     for index in range(first_game, first_game + n_games):
-        obs, info = env.reset(options={"game_index": index, "gold_path": needs_gold})
-        gold = info.get("gold_actions")
+        obs, info = env.reset(options={"game_index": index, "gold_path": gold_path})
         done = False
         while not done:
-            if gold is not None:
-                info["gold_actions"] = gold
             obs, _, terminated, truncated, info = env.step(act(obs, info, env))
             done = terminated or truncated
         successes.append(info["success"])

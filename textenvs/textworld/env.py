@@ -21,6 +21,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from textenvs.core.checks import positive_int
 from textenvs.core.spaces import (
     ACTION_MASK,
     CANDIDATE_IDS,
@@ -101,8 +102,7 @@ class TextWorldEnv(gym.Env[dict[str, np.ndarray], int]):
             ("max_action_length", max_action_length),
             ("max_command_length", max_command_length),
         ):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+            positive_int(name, value)
         if not isinstance(max_history, int) or max_history < 0:
             raise ValueError(f"max_history must be an integer >= 0, got {max_history!r}")
         self.action_mode, self.game_fold = action_mode, game_fold
@@ -111,7 +111,9 @@ class TextWorldEnv(gym.Env[dict[str, np.ndarray], int]):
         self.max_action_length, self.max_command_length = max_action_length, max_command_length
         self.render_mode = render_mode
         self.tokenizer = load_tokenizer(tokenizer)
-        self.vocab_size = vocab_size if vocab_size is not None else vocabulary_size(tokenizer, self.tokenizer)
+        self.vocab_size = positive_int(
+            "vocab_size", vocab_size if vocab_size is not None else vocabulary_size(tokenizer, self.tokenizer)
+        )
         if action_mode == "choice":
             self.observation_space = choice_observation_space(
                 max_prompt_length, max_actions, max_action_length, self.vocab_size
@@ -131,7 +133,7 @@ class TextWorldEnv(gym.Env[dict[str, np.ndarray], int]):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         """Start a game: drawn from the fold, or ``options={"game_index": i}``; ``{"gold_path": True}``
-        adds the expert's commands as ``info["gold_actions"]``."""
+        adds the expert's commands as ``info["gold_actions"]`` at every step of the episode."""
         super().reset(seed=seed)
         options = options or {}
         if self._fold_seeds is None:
@@ -145,13 +147,12 @@ class TextWorldEnv(gym.Env[dict[str, np.ndarray], int]):
         self.game_seed = self._fold_seeds[int(index)]
         gold_path = bool(options.get("gold_path", False))
         observation, game_info = self.simulator.reset(self.game_seed, self.game_fold, gold_path=gold_path)
+        self._gold_actions = self.simulator.gold_actions() if gold_path else None
         self._task = game_info["taskDescription"]
         self._history: deque[tuple[str, str]] = deque(maxlen=self.max_history)
         self._score, self._moves, self._command = 0.0, 0, []
         self._done = False
-        info = self._game_state(observation, game_info)
-        if gold_path:
-            info["gold_actions"] = self.simulator.gold_actions()
+        info = self._game_state(observation, game_info)  # encodes the prompt the observation holds
         return self._observation(), info
 
     def step(self, action: int) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
@@ -226,6 +227,8 @@ class TextWorldEnv(gym.Env[dict[str, np.ndarray], int]):
             "game_seed": self.game_seed,
             "prompt_truncated": self._prompt_truncated,
         }
+        if self._gold_actions is not None:
+            self._info["gold_actions"] = list(self._gold_actions)
         return dict(self._info)
 
     def _prompt(self) -> str:
